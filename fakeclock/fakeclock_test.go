@@ -1,0 +1,160 @@
+package fakeclock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestClockStartsAtEpochAndMovesOnlyWithAdvance(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		if got := fakeclock.Now(); !got.Equal(fakeclock.Epoch) {
+			t.Fatalf("Now() = %v, want %v", got, fakeclock.Epoch)
+		}
+		fakeclock.Wait()
+		if got := fakeclock.Since(); got != 0 {
+			t.Fatalf("Since() after Wait = %v, want 0 (Wait must not move time)", got)
+		}
+		fakeclock.Advance(90 * time.Second)
+		if got := fakeclock.Since(); got != 90*time.Second {
+			t.Fatalf("Since() after Advance(90s) = %v, want 90s", got)
+		}
+	})
+}
+
+func TestTimerFiresExactlyAtItsDeadline(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		fired := make(chan time.Duration, 1)
+		time.AfterFunc(5*time.Second, func() { fired <- fakeclock.Since() })
+
+		fakeclock.Advance(5*time.Second - time.Nanosecond)
+		select {
+		case at := <-fired:
+			t.Fatalf("timer fired at %v, before its 5s deadline", at)
+		default:
+		}
+		fakeclock.Advance(time.Nanosecond)
+		select {
+		case at := <-fired:
+			if at != 5*time.Second {
+				t.Fatalf("timer fired at %v, want 5s", at)
+			}
+		default:
+			t.Fatal("timer did not fire at its 5s deadline")
+		}
+	})
+}
+
+func TestTickerTicksOncePerPeriod(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		tk := time.NewTicker(time.Minute)
+		defer tk.Stop()
+		ticks := 0
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range tk.C {
+				ticks++
+				if ticks == 3 {
+					return
+				}
+			}
+		}()
+		fakeclock.Advance(2*time.Minute + 30*time.Second)
+		if ticks != 2 {
+			t.Fatalf("ticks after 2m30s = %d, want 2", ticks)
+		}
+		fakeclock.Advance(30 * time.Second)
+		<-done
+		if ticks != 3 {
+			t.Fatalf("ticks after 3m = %d, want 3", ticks)
+		}
+	})
+}
+
+func TestContextDeadlineFollowsVirtualTime(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		fakeclock.Advance(29 * time.Second)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("ctx.Err() after 29s = %v, want nil", err)
+		}
+		fakeclock.Advance(time.Second)
+		if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("ctx.Err() after 30s = %v, want %v", err, context.DeadlineExceeded)
+		}
+	})
+}
+
+func TestHoursOfVirtualTimeTakeMilliseconds(t *testing.T) {
+	start := time.Now() // real time: outside any bubble
+	fakeclock.Run(t, func(t *testing.T) {
+		// A worker that wakes up every second for six hours.
+		done := make(chan int)
+		go func() {
+			n := 0
+			for range 6 * 60 * 60 {
+				time.Sleep(time.Second)
+				n++
+			}
+			done <- n
+		}()
+		if n := <-done; n != 21600 {
+			t.Fatalf("wake-ups = %d, want 21600", n)
+		}
+		if got := fakeclock.Since(); got != 6*time.Hour {
+			t.Fatalf("virtual time elapsed = %v, want 6h", got)
+		}
+	})
+	// Not a timing assertion (those live in make bench): a report of how
+	// cheap virtual time is, visible with go test -v.
+	t.Logf("6h of virtual time took %v of real time", time.Since(start))
+}
+
+func TestMiniredisTTLFollowsVirtualTime(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		ctx := context.Background()
+		m, rdb := fakeclock.StartRedis(t)
+		if err := rdb.Set(ctx, "k", "v", 10*time.Second).Err(); err != nil {
+			t.Fatalf("SET: %v", err)
+		}
+		fakeclock.Advance(9 * time.Second)
+		if got, err := rdb.Get(ctx, "k").Result(); err != nil || got != "v" {
+			t.Fatalf("GET after 9s = %q, %v, want \"v\", nil", got, err)
+		}
+		if ttl := rdb.PTTL(ctx, "k").Val(); ttl != time.Second {
+			t.Fatalf("PTTL after 9s = %v, want 1s", ttl)
+		}
+		fakeclock.Advance(time.Second)
+		if _, err := rdb.Get(ctx, "k").Result(); !errors.Is(err, redis.Nil) {
+			t.Fatalf("GET after 10s: err = %v, want redis.Nil (expired)", err)
+		}
+		// A second client (another process) sees the same server.
+		other := fakeclock.NewClient(t, m)
+		if err := other.Set(ctx, "k2", "v2", 0).Err(); err != nil {
+			t.Fatalf("SET from second client: %v", err)
+		}
+		if got := rdb.Get(ctx, "k2").Val(); got != "v2" {
+			t.Fatalf("GET k2 from first client = %q, want \"v2\"", got)
+		}
+	})
+}
+
+func TestMiniredisTTLDoesNotMoveWithoutVirtualTime(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		ctx := context.Background()
+		_, rdb := fakeclock.StartRedis(t)
+		rdb.Set(ctx, "k", "v", time.Hour)
+		for range 100 {
+			rdb.Get(ctx, "k") // real work, real time passes; virtual time does not
+		}
+		if ttl := rdb.PTTL(ctx, "k").Val(); ttl != time.Hour {
+			t.Fatalf("PTTL with no virtual time passed = %v, want 1h", ttl)
+		}
+	})
+}
