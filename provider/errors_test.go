@@ -78,7 +78,7 @@ func TestErrorMessagesNameTheOperationAndKey(t *testing.T) {
 	}{
 		{throttled, `send "k2": provider: throttled: retry after 2s`},
 		{mismatch, `send "k1": provider: idempotency key reused with different parameters: ` +
-			`the key was used for document "contract-7" to ann@example.com, this request is for document "nda-2" to bob@example.com`},
+			`document_id "nda-2", was "contract-7"; recipient "bob@example.com", was "ann@example.com"; subject "", was "Please sign"`},
 		{notFound, `status "k9": provider: no signing request with this key`},
 		{invalid, `send "k3": provider: invalid request: empty document id`},
 	}

@@ -244,17 +244,23 @@ func TestScriptedFaultsApplyInOrderToMatchingCalls(t *testing.T) {
 		if n := p.PendingFaults(); n != 5 {
 			t.Fatalf("PendingFaults() = %d, want 5", n)
 		}
+		send := func(account, key string) func() error {
+			return func() error { _, err := p.Send(context.Background(), account, key, contract); return err }
+		}
+		status := func(account, key string) func() error {
+			return func() error { _, err := p.Status(context.Background(), account, key); return err }
+		}
 		steps := []struct {
 			call string
 			do   func() error
 			want error // nil: success
 		}{
-			{"Send(acme, k1)", func() error { _, err := p.Send(context.Background(), acme, "k1", contract); return err }, nil},          // Pass
-			{"Send(acme, k2)", func() error { _, err := p.Send(context.Background(), acme, "k2", contract); return err }, provider.ErrUnavailable}, // ForKey(k2)
-			{"Send(globex, k1)", func() error { _, err := p.Send(context.Background(), globex, "k1", contract); return err }, provider.ErrThrottled},
-			{"Status(acme, k1)", func() error { _, err := p.Status(context.Background(), acme, "k1"); return err }, provider.ErrUnavailable},
-			{"Send(acme, k3)", func() error { _, err := p.Send(context.Background(), acme, "k3", contract); return err }, provider.ErrUnavailable},
-			{"Send(acme, k4)", func() error { _, err := p.Send(context.Background(), acme, "k4", contract); return err }, nil}, // script used up
+			{"Send(acme, k1)", send(acme, "k1"), nil},                         // Pass
+			{"Send(acme, k2)", send(acme, "k2"), provider.ErrUnavailable},     // ForKey(k2)
+			{"Send(globex, k1)", send(globex, "k1"), provider.ErrThrottled},   // ForAccount(globex)
+			{"Status(acme, k1)", status(acme, "k1"), provider.ErrUnavailable}, // On(OpStatus)
+			{"Send(acme, k3)", send(acme, "k3"), provider.ErrUnavailable},     // the unfiltered one
+			{"Send(acme, k4)", send(acme, "k4"), nil},                         // script used up
 		}
 		for _, s := range steps {
 			err := s.do()

@@ -18,13 +18,15 @@ import (
 
 // The HTTP surface. Handler serves it and Client calls it:
 //
-//	POST /v1/signature_requests        Send; JSON SendRequest body,
-//	                                   Idempotency-Key header
-//	GET  /v1/signature_requests/{key}  Status; key path-escaped
+//	POST /v1/signature_requests                  Send; JSON SendRequest body,
+//	                                             Idempotency-Key header
+//	GET  /v1/signature_requests/{key}            Status; key path-escaped
+//	GET  /v1/signature_requests?reference={ref}  Find
 //
-// Both authenticate with "Authorization: Bearer <account>". Success is 201
+// All authenticate with "Authorization: Bearer <account>". Success is 201
 // Created with a JSON Receipt for a new request, 200 OK for a replay (with
-// "Idempotent-Replayed: true") and for a lookup. Errors carry a JSON body
+// "Idempotent-Replayed: true") and for a lookup; Find answers 200 OK with
+// {"data": [Receipt...]}. Errors carry a JSON body
 // {"error": {"code", "message", "retry_after_ms"}} and these statuses:
 //
 //	400 invalid_request      ErrInvalidRequest
@@ -61,6 +63,11 @@ type errorBody struct {
 		Message      string `json:"message"`
 		RetryAfterMS int64  `json:"retry_after_ms,omitempty"`
 	} `json:"error"`
+}
+
+// findBody is the JSON shape of a Find response.
+type findBody struct {
+	Data []Receipt `json:"data"`
 }
 
 // errorCodes maps each sentinel to its HTTP status and code, in the order
@@ -110,6 +117,14 @@ func Handler(api API) http.Handler {
 			w.Header().Set(HeaderReplayed, "true")
 		}
 		writeJSON(w, status, receipt)
+	})
+	mux.HandleFunc("GET "+PathSignatureRequests, func(w http.ResponseWriter, r *http.Request) {
+		found, err := api.Find(r.Context(), bearer(r), r.URL.Query().Get("reference"))
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, findBody{Data: found})
 	})
 	mux.HandleFunc("GET "+PathSignatureRequests+"/{key...}", func(w http.ResponseWriter, r *http.Request) {
 		receipt, err := api.Status(r.Context(), bearer(r), r.PathValue("key"))
@@ -215,6 +230,31 @@ func (c *Client) Status(ctx context.Context, account, key string) (Receipt, erro
 	return c.do(hreq, OpStatus, account, key)
 }
 
+// Find lists the signing requests committed with reference. See
+// Provider.Find.
+func (c *Client) Find(ctx context.Context, account, reference string) ([]Receipt, error) {
+	if err := localCheck(OpFind, account, ""); err != nil {
+		return nil, err
+	}
+	u := c.baseURL + PathSignatureRequests + "?" + url.Values{"reference": {reference}}.Encode()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("find %q: %w: %v", reference, ErrInvalidRequest, err)
+	}
+	data, err := c.roundTrip(hreq, OpFind, account, reference)
+	if err != nil {
+		return nil, err
+	}
+	var body findBody
+	if err := json.Unmarshal(data, &body); err != nil {
+		return nil, fmt.Errorf("find %q: %w: unreadable response: %v", reference, ErrTimeout, err)
+	}
+	if body.Data == nil {
+		body.Data = []Receipt{}
+	}
+	return body.Data, nil
+}
+
 // localCheck rejects, without a round trip, an account or key that cannot be
 // sent in a header, with the error the provider would give.
 func localCheck(op Op, account, key string) error {
@@ -227,14 +267,29 @@ func localCheck(op Op, account, key string) error {
 	return nil
 }
 
+// do makes a round trip that answers with one Receipt.
 func (c *Client) do(hreq *http.Request, op Op, account, key string) (Receipt, error) {
+	data, err := c.roundTrip(hreq, op, account, key)
+	if err != nil {
+		return Receipt{}, err
+	}
+	var r Receipt
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Receipt{}, fmt.Errorf("%s %q: %w: unreadable response: %v", op.verb(), key, ErrTimeout, err)
+	}
+	return r, nil
+}
+
+// roundTrip sends hreq with the account's credentials and returns the body of
+// a successful response, or the provider's error.
+func (c *Client) roundTrip(hreq *http.Request, op Op, account, key string) ([]byte, error) {
 	if account != "" {
 		hreq.Header.Set("Authorization", "Bearer "+account)
 	}
 	ctx := hreq.Context()
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
-		return Receipt{}, noAnswer(ctx, op, key, err)
+		return nil, noAnswer(ctx, op, key, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
@@ -245,19 +300,12 @@ func (c *Client) do(hreq *http.Request, op Op, account, key string) (Receipt, er
 		err = ctx.Err()
 	}
 	if err != nil {
-		return Receipt{}, noAnswer(ctx, op, key, err)
+		return nil, noAnswer(ctx, op, key, err)
 	}
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		return Receipt{}, remoteErr(op, key, resp, data)
+		return nil, remoteErr(op, key, resp, data)
 	}
-	var r Receipt
-	if err := json.Unmarshal(data, &r); err != nil {
-		return Receipt{}, fmt.Errorf("%s %q: %w: unreadable response: %v", op.verb(), key, ErrTimeout, err)
-	}
-	if resp.Header.Get(HeaderReplayed) == "true" {
-		r.Replayed = true
-	}
-	return r, nil
+	return data, nil
 }
 
 // noAnswer is the error of a round trip that produced no usable response.

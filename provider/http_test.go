@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,16 @@ func TestHTTPStatusCodes(t *testing.T) {
 			setup: func(t *testing.T, p *provider.Provider) { mustSend(t, p, acme, "k1", contract) },
 			call:  post, wantStatus: http.StatusOK,
 			wantHeader: map[string]string{provider.HeaderReplayed: "true"},
+		},
+		{
+			name: "200 for a search by reference",
+			setup: func(t *testing.T, p *provider.Provider) {
+				req := contract
+				req.Reference = "op-1"
+				mustSend(t, p, acme, "k1", req)
+			},
+			call:       with(get, func(c *httpCall) { c.path = provider.PathSignatureRequests + "?reference=op-1" }),
+			wantStatus: http.StatusOK,
 		},
 		{
 			name:  "200 for a lookup",
@@ -189,7 +200,16 @@ func TestHTTPStatusCodes(t *testing.T) {
 					}
 				case resp.StatusCode < 300:
 					var r provider.Receipt
-					if err := json.Unmarshal(body, &r); err != nil || r.RequestID == "" || r.Key != "k1" {
+					if strings.Contains(tt.call.path, "?") {
+						var list struct{ Data []provider.Receipt }
+						if err := json.Unmarshal(body, &list); err != nil || len(list.Data) != 1 {
+							t.Fatalf("body = %s, want a list of one receipt", body)
+						}
+						r = list.Data[0]
+					} else if err := json.Unmarshal(body, &r); err != nil {
+						t.Fatalf("body = %s, want a receipt: %v", body, err)
+					}
+					if r.RequestID == "" || r.Key != "k1" {
 						t.Fatalf("body = %s, want a receipt for k1", body)
 					}
 				}
@@ -253,17 +273,24 @@ func TestClientErrorsMatchTheProvider(t *testing.T) {
 		defer srv.Close()
 		client := srv.Client()
 
-		type call func(api provider.API) (provider.Receipt, error)
+		type call func(api provider.API) (any, error)
 		send := func(account, key string, req provider.SendRequest) call {
-			return func(api provider.API) (provider.Receipt, error) {
+			return func(api provider.API) (any, error) {
 				return api.Send(context.Background(), account, key, req)
 			}
 		}
 		status := func(key string) call {
-			return func(api provider.API) (provider.Receipt, error) {
+			return func(api provider.API) (any, error) {
 				return api.Status(context.Background(), acme, key)
 			}
 		}
+		find := func(reference string) call {
+			return func(api provider.API) (any, error) {
+				return api.Find(context.Background(), acme, reference)
+			}
+		}
+		withRef := contract
+		withRef.Reference = "op-9"
 		steps := []struct {
 			name   string
 			script []provider.Fault
@@ -281,6 +308,11 @@ func TestClientErrorsMatchTheProvider(t *testing.T) {
 			{"throttled", []provider.Fault{provider.Throttle(2500 * time.Millisecond)}, send(acme, "k2", contract)},
 			{"gateway timeout", []provider.Fault{provider.LoseResponse()}, send(acme, "k2", contract)},
 			{"status unavailable", []provider.Fault{provider.FailBeforeCommit()}, status("k1")},
+			{"new request with a reference", nil, send(acme, "k9", withRef)},
+			{"find", nil, find("op-9")},
+			{"find none", nil, find("op-10")},
+			{"find invalid", nil, find("")},
+			{"find throttled", []provider.Fault{provider.Throttle(time.Second)}, find("op-9")},
 		}
 		sentinels := []error{
 			provider.ErrInvalidRequest, provider.ErrUnauthorized, provider.ErrNotFound, provider.ErrInProgress,
@@ -292,8 +324,8 @@ func TestClientErrorsMatchTheProvider(t *testing.T) {
 			served.Script(s.script...)
 			want, wantErr := s.call(direct)
 			got, gotErr := s.call(client)
-			if got != want {
-				t.Errorf("%s: Client receipt = %+v, Provider receipt = %+v, want equal", s.name, got, want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: Client result = %#v, Provider result = %#v, want equal", s.name, got, want)
 			}
 			if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && gotErr.Error() != wantErr.Error()) {
 				t.Errorf("%s: Client error = %v,\nProvider error = %v, want the same", s.name, gotErr, wantErr)

@@ -29,8 +29,9 @@ type Event struct {
 	// "replayed sr_000001 (no new delivery)", "parameter mismatch",
 	// "in progress: ...", "failed before commit", "throttled",
 	// "abandoned before commit: ...", "rejected: ...", "found sr_000001",
-	// "not found", with ", response lost" appended when the answer was
-	// withheld.
+	// "not found", "found 2: sr_000001, sr_000004", "found none", with
+	// ", response lost" appended when the answer was withheld. For Find,
+	// Key holds the reference.
 	Outcome string
 }
 

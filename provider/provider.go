@@ -5,8 +5,8 @@
 // caller faces the "fourth outcome" (it does not know whether the customer
 // got the signing request).
 //
-// A Provider is an in-process API (Send, Status) plus test-side inspection
-// (Received, Deliveries, Stats, Log). Handler serves the same API as JSON over
+// A Provider is an in-process API (Send, Status, Find) plus test-side
+// inspection (Received, Deliveries, Stats, Log). Handler serves the same API as JSON over
 // HTTP and Client calls it; both *Provider and *Client satisfy API, so a
 // worker is written once against API. NewServer wires a Handler and a Client
 // together over an in-memory PipeListener, which also works inside a
@@ -244,10 +244,10 @@ func (p *Provider) Retention() time.Duration { return p.retention }
 // with what an earlier Send with the same account and key produced. In order:
 //
 //   - A context already done: ErrTimeout, nothing processed.
-//   - An empty or unknown account: ErrUnauthorized. An empty or too long
-//     key, an empty document id or a recipient that is not an email
-//     address: ErrInvalidRequest. Validation comes first, so it holds even
-//     during an outage.
+//   - An empty, malformed or unknown account: ErrUnauthorized. An empty,
+//     too long or malformed key (or Reference), an empty document id or a
+//     recipient that is not an email address: ErrInvalidRequest. Validation
+//     comes first, so it holds even during an outage.
 //   - Inside an outage window: ErrUnavailable.
 //   - In a slowdown, when more than Slowdown.Limit Sends of the account
 //     would be in flight: a *ThrottledError.
@@ -321,8 +321,7 @@ func (p *Provider) Send(ctx context.Context, account, key string, req SendReques
 		st.Mismatched++
 		p.unlockNotify(p.logLocked(OpSend, account, key, f.Kind, "parameter mismatch"))
 		return Receipt{}, p.answerAfter(ctx, OpSend, key, latency,
-			fmt.Errorf("send %q: %w: the key was used for document %q to %s, this request is for document %q to %s",
-				key, ErrParameterMismatch, rec.req.DocumentID, rec.req.Recipient, req.DocumentID, req.Recipient))
+			fmt.Errorf("send %q: %w: %s", key, ErrParameterMismatch, describeMismatch(rec.req, req)))
 	case rec != nil && !rec.committed:
 		st.InProgress++
 		p.unlockNotify(p.logLocked(OpSend, account, key, f.Kind, "in progress: the first request with this key is still being processed"))
@@ -611,6 +610,23 @@ func (p *Provider) admit(op Op, account, key string, req *SendRequest) error {
 	p.statsLocked(account).Rejected++
 	p.unlockNotify(p.logLocked(op, account, key, FaultNone, "rejected: "+reason))
 	return fmt.Errorf("%s %q: %w: %s", op.verb(), key, sentinel, reason)
+}
+
+// describeMismatch names the fields in which req differs from the request
+// the key was first used for.
+func describeMismatch(first, req SendRequest) string {
+	var diffs []string
+	for _, f := range []struct{ name, was, now string }{
+		{"document_id", first.DocumentID, req.DocumentID},
+		{"recipient", first.Recipient, req.Recipient},
+		{"subject", first.Subject, req.Subject},
+		{"reference", first.Reference, req.Reference},
+	} {
+		if f.was != f.now {
+			diffs = append(diffs, fmt.Sprintf("%s %q, was %q", f.name, f.now, f.was))
+		}
+	}
+	return strings.Join(diffs, "; ")
 }
 
 // headerSafe reports whether s survives an HTTP header unchanged: no control
