@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// command is one subcommand, in the manner of cmd/go's base.Command.
+type command struct {
+	name  string
+	usage string // arguments after the name
+	short string // one line for the command list
+	long  string // shown by --help
+	flags func(fs *flag.FlagSet) any
+	run   func(ctx context.Context, env *env, opts any, args []string) error
+}
+
+// env is what every command gets: where to write, and the kit checkout.
+type env struct {
+	stdout, stderr io.Writer
+	getwd          func() (string, error)
+	root           string // found lazily by kitRoot
+	raceNoteOnce   sync.Once
+}
+
+var errHelp = errors.New("help shown")
+
+func commands() []*command {
+	return []*command{checkCmd, listCmd, hintCmd, verifyCmd, docsCmd}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	e := &env{stdout: stdout, stderr: stderr, getwd: getwd}
+	if len(args) == 0 {
+		printUsage(stderr)
+		return usagef("no command given")
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "-help" || name == "help" {
+		if len(args) > 1 {
+			if c := findCommand(args[1]); c != nil {
+				printCommandHelp(stdout, c, nil)
+				return errHelp
+			}
+		}
+		printUsage(stdout)
+		return errHelp
+	}
+	c := findCommand(name)
+	if c == nil {
+		return usagef("unknown command %q (try: labctl help)", name)
+	}
+	fs := flag.NewFlagSet("labctl "+c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var opts any
+	if c.flags != nil {
+		opts = c.flags(fs)
+	}
+	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printCommandHelp(stdout, c, fs)
+			return errHelp
+		}
+		return usagef("%s: %v (see labctl %s --help)", c.name, err, c.name)
+	}
+	return c.run(ctx, e, opts, fs.Args())
+}
+
+// interleave moves flags that follow positional arguments to the front, so
+// "labctl check 1 --json" works like "labctl check --json 1".
+func interleave(fs *flag.FlagSet, args []string) []string {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+				continue
+			}
+			if i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+		}
+	}
+	return append(flags, pos...)
+}
+
+func findCommand(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `labctl checks your labs, shows hints, and verifies the kit.
+
+Usage:
+
+	go run ./cmd/labctl <command> [arguments]
+
+Commands:
+
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "\t%-8s %s\n", c.name, c.short)
+	}
+	fmt.Fprint(w, `
+Run "labctl <command> --help" for a command's flags.
+Exit status: 0 all good, 1 the lab (or the kit) fails, 2 bad input.
+`)
+}
+
+func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: labctl %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.long))
+	if fs == nil {
+		fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
+		if c.flags != nil {
+			c.flags(fs)
+		}
+	}
+	has := false
+	fs.VisitAll(func(*flag.Flag) { has = true })
+	if has {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+var hintCmd = &command{
+	name:  "hint",
+	usage: "LAB [LEVEL]",
+	short: "show the next hint for a lab, one level at a time",
+	long: `
+Hint shows one hint for LAB. Each lab has three levels: 1 a nudge, 2 an
+approach, 3 a near-solution. Without LEVEL you get the level after the last
+one you saw (starting at 1); with LEVEL you get that one.`,
+	run: runHint,
+}
+
+func runHint(ctx context.Context, e *env, _ any, args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return usagef("hint: want LAB [LEVEL], e.g. labctl hint 1")
+	}
+	root, err := e.kitRoot()
+	if err != nil {
+		return err
+	}
+	lab, err := resolveLab(args[0])
+	if err != nil {
+		return err
+	}
+	files, err := filepath.Glob(filepath.Join(root, "labs", lab.Dir, "hints", "*.md"))
+	if err != nil || len(files) == 0 {
+		return usagef("lab %s has no hints (labs/%s/hints/ is empty or missing)", lab.Dir, lab.Dir)
+	}
+	sort.Strings(files)
+	st, err := loadState(root)
+	if err != nil {
+		return err
+	}
+	ls := st.Labs[lab.Dir]
+	level := min(ls.HintLevel+1, len(files))
+	if len(args) == 2 {
+		level, err = strconv.Atoi(args[1])
+		if err != nil || level < 1 || level > len(files) {
+			return usagef("hint: level %q: want a number from 1 to %d", args[1], len(files))
+		}
+	}
+	text, err := os.ReadFile(files[level-1])
+	if err != nil {
+		return usagef("hint: %v", err)
+	}
+	fmt.Fprintf(e.stdout, "Lab %02d %s, hint %d of %d\n\n%s\n", lab.Number, lab.Slug, level, len(files), strings.TrimSpace(string(text)))
+	if level < len(files) {
+		fmt.Fprintf(e.stdout, "\n(Still stuck? labctl hint %d shows level %d.)\n", lab.Number, level+1)
+	}
+	if level > ls.HintLevel {
+		ls.HintLevel = level
+		st.Labs[lab.Dir] = ls
+		if err := saveState(root, st); err != nil {
+			fmt.Fprintf(e.stderr, "labctl: warning: %v\n", err)
+		}
+	}
+	return nil
+}

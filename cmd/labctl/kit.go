@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fourth-outcome/labkit/grader"
+)
+
+// modulePath is the kit's module; a directory whose go.mod declares it is a
+// kit checkout.
+const modulePath = "github.com/fourth-outcome/labkit"
+
+func getwd() (string, error) { return os.Getwd() }
+
+// kitRoot finds the kit checkout containing the working directory.
+func (e *env) kitRoot() (string, error) {
+	if e.root != "" {
+		return e.root, nil
+	}
+	dir, err := e.getwd()
+	if err != nil {
+		return "", usagef("cannot read the working directory: %v", err)
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil && bytes.Contains(data, []byte("module "+modulePath+"\n")) {
+			e.root = d
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return "", usagef("no kit checkout here: %s is not inside a clone of the lab kit (no go.mod declaring %s); cd into your clone", dir, modulePath)
+}
+
+// resolveLab finds a lab by number or name, as a usage error if unknown.
+func resolveLab(name string) (grader.Lab, error) {
+	l, err := grader.FindLab(name)
+	if err != nil {
+		return grader.Lab{}, usagef("%v", err)
+	}
+	return l, nil
+}
+
+// raceSupport reports whether go test -race can work here: it needs cgo
+// and a C compiler.
+var raceSupport = sync.OnceValues(func() (bool, string) {
+	out, err := exec.Command("go", "env", "CGO_ENABLED", "CC").Output()
+	if err != nil {
+		return false, "could not run go env"
+	}
+	fields := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(fields) < 2 || strings.TrimSpace(fields[0]) != "1" {
+		return false, "cgo is disabled (CGO_ENABLED=0)"
+	}
+	cc := strings.Fields(fields[1])
+	if len(cc) == 0 {
+		return false, "no C compiler is configured"
+	}
+	if _, err := exec.LookPath(cc[0]); err != nil {
+		return false, fmt.Sprintf("the C compiler %q is not installed", cc[0])
+	}
+	return true, ""
+})
+
+// raceMode turns the --race flag ("auto", "on", "off") into a decision,
+// saying once on stderr when the detector is unavailable.
+func (e *env) raceMode(flagValue string) (bool, error) {
+	switch flagValue {
+	case "off", "false", "0":
+		return false, nil
+	case "on", "true", "1", "auto", "":
+		ok, why := raceSupport()
+		if ok {
+			return true, nil
+		}
+		if flagValue == "on" || flagValue == "true" || flagValue == "1" {
+			return false, usagef("--race=on: the race detector is unavailable: %s", why)
+		}
+		e.raceNoteOnce.Do(func() {
+			fmt.Fprintf(e.stderr, "note: running without the race detector, because %s (it needs cgo and a C compiler, e.g. apt-get install gcc). Checks still run; data races will not be reported.\n", why)
+		})
+		return false, nil
+	default:
+		return false, usagef("--race=%q: want auto, on or off", flagValue)
+	}
+}
+
+// state is what labctl remembers between runs, in .labkit/state.json.
+type state struct {
+	Labs map[string]labState `json:"labs"`
+}
+
+type labState struct {
+	Score     int       `json:"score"`
+	Total     int       `json:"total"`
+	Passed    bool      `json:"passed"`
+	CheckedAt time.Time `json:"checked_at"`
+	HintLevel int       `json:"hint_level,omitempty"`
+}
+
+func statePath(root string) string { return filepath.Join(root, ".labkit", "state.json") }
+
+func loadState(root string) (*state, error) {
+	st := &state{Labs: map[string]labState{}}
+	data, err := os.ReadFile(statePath(root))
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		// A damaged state file only loses the history; say so and start over.
+		return &state{Labs: map[string]labState{}}, nil
+	}
+	if st.Labs == nil {
+		st.Labs = map[string]labState{}
+	}
+	return st, nil
+}
+
+func saveState(root string, st *state) error {
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(statePath(root)), 0o755); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	tmp := statePath(root) + ".tmp"
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	if err := os.Rename(tmp, statePath(root)); err != nil {
+		return fmt.Errorf("save state: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/fourth-outcome/labkit/grader"
+)
+
+type verifyOpts struct {
+	race     string
+	parallel int
+	redis    string
+}
+
+var verifyCmd = &command{
+	name:  "verify",
+	usage: "[flags] [LAB...]",
+	short: "prove the kit: starters fail, solutions pass, mistakes are caught",
+	long: `
+Verify is for authors and CI. For every lab (or the labs named) it runs the
+pristine suite against:
+
+  - the starter in labs/NN-name/: it must compile and fail with its
+    "not implemented" error, never a compile error and never a pass;
+  - the reference solution in solutions/NN-name/: it must pass;
+  - every catalogued mistake in solutions/NN-name/mistakes/*/: it must fail,
+    a failing case must carry the concept the mistake names, and the feedback
+    must state that concept's misconception.
+
+Verify never modifies labs/: it grades copies through go test -overlay.`,
+	flags: func(fs *flag.FlagSet) any {
+		o := &verifyOpts{}
+		fs.StringVar(&o.race, "race", "auto", "race detector: auto, on, off")
+		fs.IntVar(&o.parallel, "parallel", 0, "concurrent suite runs (0: one per CPU)")
+		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port)")
+		return o
+	},
+	run: runVerify,
+}
+
+func runVerify(ctx context.Context, e *env, opts any, args []string) error {
+	o := opts.(*verifyOpts)
+	root, err := e.kitRoot()
+	if err != nil {
+		return err
+	}
+	labs := grader.Catalog
+	if len(args) > 0 {
+		labs = nil
+		for _, a := range args {
+			l, err := resolveLab(a)
+			if err != nil {
+				return err
+			}
+			labs = append(labs, l)
+		}
+	}
+	race, err := e.raceMode(o.race)
+	if err != nil {
+		return err
+	}
+	var env []string
+	if o.redis != "" {
+		env = append(env, "REDIS_ADDR="+o.redis)
+	}
+	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: env, Parallel: o.parallel, Progress: e.stdout})
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for _, c := range checks {
+		if !c.OK {
+			bad++
+		}
+	}
+	if bad > 0 {
+		fmt.Fprintf(e.stdout, "\nverify: %d passed, %d failed\n", len(checks)-bad, bad)
+		return errFailed
+	}
+	fmt.Fprintf(e.stdout, "\nverify: %d passed, 0 failed\n", len(checks))
+	return nil
+}

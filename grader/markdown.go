@@ -1,0 +1,183 @@
+package grader
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	gmparser "github.com/yuin/goldmark/parser"
+)
+
+// MarkdownOptions tunes feedback rendering.
+type MarkdownOptions struct {
+	// DocsPrefix is put before docs paths in links ("../" when the feedback
+	// file lives one directory below the kit root). Empty leaves them
+	// relative to the kit root.
+	DocsPrefix string
+	// Instructor feedback omits the "run labctl hint" advice.
+	Instructor bool
+}
+
+// Markdown renders the report as feedback for a student: the score, what
+// fails and why it matters, the misconception behind it, the hint to try,
+// the docs section to read, the timeline of each failing case, and what
+// passes.
+func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Lab %02d · %s: %d/%d\n\n", rep.Lab, rep.Title, rep.Score, rep.Total)
+	failed := rep.Failed()
+	switch {
+	case rep.Build != nil:
+		b.WriteString("**The code does not compile**, so no case could run.\n\n")
+	case rep.Passed:
+		fmt.Fprintf(&b, "**Every case passes** (%d of %d).", len(rep.Cases), len(rep.Cases))
+		if lab.Number < len(Catalog) {
+			b.WriteString(" On to the next lab.")
+		}
+		b.WriteString("\n\n")
+	default:
+		fmt.Fprintf(&b, "**%d of %d cases fail.**\n\n", len(failed), len(rep.Cases))
+	}
+	var facts []string
+	if rep.Target != "" {
+		facts = append(facts, "graded: "+rep.Target)
+	}
+	if rep.Race {
+		facts = append(facts, "race detector: on")
+	} else {
+		facts = append(facts, "race detector: off")
+	}
+	if rep.Seed != "" {
+		facts = append(facts, "seed: "+rep.Seed)
+	}
+	facts = append(facts, fmt.Sprintf("took %.1fs", rep.Duration.Seconds()))
+	b.WriteString("_" + strings.Join(facts, " · ") + "_\n\n")
+
+	if rep.Build != nil {
+		b.WriteString("## Compile errors\n\n")
+		for _, e := range rep.Build.Errors {
+			fmt.Fprintf(&b, "- `%s:%d`: %s\n", e.File, e.Line, e.Message)
+		}
+		if len(rep.Build.Errors) > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(fence(strings.Split(rep.Build.Output, "\n")))
+		b.WriteString("Fix these first: run `go build ./labs/" + lab.Dir + "/` to see them again.\n\n")
+	}
+	for _, p := range rep.Problems {
+		first, rest, _ := strings.Cut(p, "\n")
+		fmt.Fprintf(&b, "> **Problem:** %s\n\n", first)
+		if rest != "" {
+			b.WriteString(fence(strings.Split(rest, "\n")))
+		}
+	}
+
+	if rep.Build == nil && len(failed) > 0 {
+		b.WriteString("## What fails\n\n")
+		for _, c := range failed {
+			concept := lab.Concept(c.Concept)
+			fmt.Fprintf(&b, "### ✗ `%s` (0/%d, %s)\n\n", c.Name, c.Points, c.Status)
+			fmt.Fprintf(&b, "**Why it matters.** %s\n\n", c.Explanation)
+			if len(c.Output) > 0 {
+				b.WriteString("**What happened.**\n\n")
+				b.WriteString(fence(c.Output))
+			} else if c.Status == StatusNotRun {
+				b.WriteString("**What happened.** The suite never reached this case: an earlier crash or timeout stopped the run.\n\n")
+			}
+			if len(c.Timeline) > 0 {
+				b.WriteString("**Timeline** (virtual time):\n\n")
+				b.WriteString(fence(c.Timeline))
+			}
+			if concept.ID != "" {
+				fmt.Fprintf(&b, "**Concept: %s.** The misconception behind this failure: *%s*\n\n", concept.Title, concept.Misconception)
+				fmt.Fprintf(&b, "**Try this.** %s\n\n", concept.Hint)
+				fmt.Fprintf(&b, "**Read.** [%s](%s%s)\n\n", concept.Docs, o.DocsPrefix, concept.Docs)
+			}
+		}
+	}
+
+	var passed []CaseResult
+	for _, c := range rep.Cases {
+		if c.Status == StatusPass {
+			passed = append(passed, c)
+		}
+	}
+	if len(passed) > 0 {
+		b.WriteString("## What passes\n\n")
+		for _, c := range passed {
+			fmt.Fprintf(&b, "- ✓ `%s` (%d/%d): %s\n", c.Name, c.Earned, c.Points, c.Explanation)
+		}
+		b.WriteString("\n")
+	}
+
+	if !rep.Passed && !o.Instructor {
+		b.WriteString("## Next step\n\n")
+		fmt.Fprintf(&b, "Fix the first failing case, then run `go run ./cmd/labctl check %d` again. Stuck? `go run ./cmd/labctl hint %d` shows the first of three hints.", lab.Number, lab.Number)
+		if rep.Seed != "" {
+			fmt.Fprintf(&b, " Replay this exact run with `--seed %s`.", rep.Seed)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// fence wraps lines in a fenced code block, choosing a fence the lines do not
+// contain.
+func fence(lines []string) string {
+	f := "```"
+	for strings.Contains(strings.Join(lines, "\n"), f) {
+		f += "`"
+	}
+	return f + "text\n" + strings.Join(lines, "\n") + "\n" + f + "\n\n"
+}
+
+// md is the Markdown renderer for feedback and docs: CommonMark plus GFM
+// (tables, strikethrough, autolinks, task lists), heading IDs for anchors,
+// and no raw HTML passed through (goldmark's safe default).
+var md = goldmark.New(
+	goldmark.WithExtensions(extension.GFM),
+	goldmark.WithParserOptions(gmparser.WithAutoHeadingID()),
+)
+
+// RenderHTML converts Markdown to a complete, self-contained HTML page.
+func RenderHTML(title, markdown string) ([]byte, error) {
+	var body bytes.Buffer
+	if err := md.Convert([]byte(markdown), &body); err != nil {
+		return nil, fmt.Errorf("render %q: %w", title, err)
+	}
+	var page bytes.Buffer
+	err := pageTemplate.Execute(&page, struct {
+		Title string
+		Body  template.HTML
+	}{title, template.HTML(body.String())}) // goldmark output: raw HTML in the source was already dropped
+	if err != nil {
+		return nil, fmt.Errorf("render %q: %w", title, err)
+	}
+	return page.Bytes(), nil
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font: 16px/1.55 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 50rem; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; }
+h1, h2, h3 { line-height: 1.25; }
+h3 { margin-top: 2rem; }
+pre { background: #f5f5f7; padding: .75rem 1rem; overflow-x: auto; border-radius: 6px; font-size: 14px; }
+code { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; }
+blockquote { border-left: 4px solid #d70015; margin: 1rem 0; padding: .25rem 1rem; background: #fff5f5; }
+table { border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: .3rem .6rem; text-align: left; }
+small { color: #555; }
+</style>
+</head>
+<body>
+{{.Body}}
+</body>
+</html>
+`))

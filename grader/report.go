@@ -1,0 +1,92 @@
+// Package grader runs a lab's pristine suite over an implementation (a
+// student's directory, the reference solution, or a catalogued mistake) and
+// turns the test2json stream into a Report, rendered as Markdown and HTML.
+package grader
+
+import "time"
+
+// Status is the outcome of one case.
+type Status string
+
+// The statuses a case can end in. Only StatusPass earns points.
+const (
+	StatusPass     Status = "pass"
+	StatusFail     Status = "fail"
+	StatusPanic    Status = "panic"          // the implementation panicked
+	StatusRace     Status = "data race"      // the race detector found a data race
+	StatusTimeout  Status = "timeout"        // the run hit its time limit in this case
+	StatusNoFinish Status = "did not finish" // the test binary died while the case ran
+	StatusNotRun   Status = "not run"        // the binary never reached the case
+	StatusSkip     Status = "skipped"
+)
+
+// Report is the result of one graded run.
+type Report struct {
+	Lab       int           `json:"lab"`
+	Slug      string        `json:"slug"`
+	Title     string        `json:"title"`
+	Target    string        `json:"target"` // what was graded: "labs/01-claim", "solution", "mistake check-then-insert", a submission's name
+	Score     int           `json:"score"`
+	Total     int           `json:"total"`
+	Passed    bool          `json:"passed"` // every case passed
+	Race      bool          `json:"race"`   // the race detector was on
+	Seed      string        `json:"seed,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
+	Build     *BuildFailure `json:"build,omitempty"`
+	Problems  []string      `json:"problems,omitempty"` // run-wide: timeouts, a binary that exited early, races outside a case
+	Cases     []CaseResult  `json:"cases"`
+	GoVersion string        `json:"go_version,omitempty"`
+}
+
+// BuildFailure describes a submission that did not compile.
+type BuildFailure struct {
+	Errors []CompileError `json:"errors"`
+	Output string         `json:"output"` // the compiler's output, trimmed
+}
+
+// CompileError is one compiler message, with its position relative to the
+// lab directory.
+type CompileError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column,omitempty"`
+	Message string `json:"message"`
+}
+
+// CaseResult is the outcome of one case of the suite.
+type CaseResult struct {
+	Name        string   `json:"name"`
+	Concept     string   `json:"concept"`
+	Points      int      `json:"points"`
+	Earned      int      `json:"earned"`
+	Status      Status   `json:"status"`
+	Explanation string   `json:"explanation"`
+	Output      []string `json:"output,omitempty"`   // the failure messages, trimmed
+	Timeline    []string `json:"timeline,omitempty"` // the case's history, when it failed
+	Elapsed     float64  `json:"elapsed_s"`
+}
+
+// Failed returns the cases that did not pass, in suite order.
+func (r *Report) Failed() []CaseResult {
+	var out []CaseResult
+	for _, c := range r.Cases {
+		if c.Status != StatusPass {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// FailedConcepts returns the IDs of the concepts of failing cases, each
+// once, in suite order.
+func (r *Report) FailedConcepts() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range r.Failed() {
+		if !seen[c.Concept] {
+			seen[c.Concept] = true
+			out = append(out, c.Concept)
+		}
+	}
+	return out
+}

@@ -1,0 +1,267 @@
+package grader
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Mistake is one entry of a lab's catalogue of common mistakes: a directory
+// under solutions/<lab>/mistakes/ whose files replace the solution's.
+type Mistake struct {
+	Name    string // directory name, "check-then-insert"
+	Dir     string // absolute path
+	Concept string // the concept whose case must fail, from the "// Concept:" line
+	Summary string // from the "MISTAKE CATALOG ENTRY, not a solution:" or "// Mistake:" line
+}
+
+// Mistakes lists the catalogued mistakes of a lab, sorted by name. A mistake
+// without a "// Concept:" line is an error: verify could not check it.
+func Mistakes(root string, lab Lab) ([]Mistake, error) {
+	base := filepath.Join(root, "solutions", lab.Dir, "mistakes")
+	entries, err := os.ReadDir(base)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mistakes of lab %s: %w", lab.Dir, err)
+	}
+	var out []Mistake
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		m := Mistake{Name: e.Name(), Dir: filepath.Join(base, e.Name())}
+		files, _ := filepath.Glob(filepath.Join(m.Dir, "*.go"))
+		for _, f := range files {
+			readHeader(f, &m)
+		}
+		if m.Concept == "" {
+			return nil, fmt.Errorf("mistake %s/%s: no \"// Concept: <id>\" line in its files", lab.Dir, m.Name)
+		}
+		if lab.Concept(m.Concept).ID == "" {
+			return nil, fmt.Errorf("mistake %s/%s: concept %q is not one of the lab's concepts", lab.Dir, m.Name, m.Concept)
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func readHeader(path string, m *Mistake) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "package ") {
+			return
+		}
+		switch {
+		case strings.HasPrefix(line, "// Concept:"):
+			m.Concept = strings.TrimSpace(strings.TrimPrefix(line, "// Concept:"))
+		case strings.Contains(line, "MISTAKE CATALOG ENTRY, not a solution:"):
+			_, s, _ := strings.Cut(line, "not a solution:")
+			m.Summary = strings.TrimSpace(s)
+		case strings.HasPrefix(line, "// Mistake:") && m.Summary == "":
+			m.Summary = strings.TrimSpace(strings.TrimPrefix(line, "// Mistake:"))
+		}
+	}
+}
+
+// Check is one verification: a starter, a solution or a mistake, and whether
+// it behaved as the kit promises.
+type Check struct {
+	Lab    Lab
+	Kind   string // "starter", "solution", "mistake"
+	Name   string // the mistake's name
+	OK     bool
+	Detail string // why it is (not) OK
+	Report *Report
+}
+
+// String is the check's one-line verdict.
+func (c Check) String() string {
+	mark := "ok  "
+	if !c.OK {
+		mark = "FAIL"
+	}
+	what := c.Kind
+	if c.Name != "" {
+		what += " " + c.Name
+	}
+	return fmt.Sprintf("%s %s %-40s %s", mark, c.Lab.Dir, what, c.Detail)
+}
+
+// VerifyOptions configures Verify.
+type VerifyOptions struct {
+	Root     string
+	Race     bool
+	Env      []string
+	Parallel int       // concurrent go test runs; 0 means the number of CPUs
+	Progress io.Writer // one line per finished check
+}
+
+// Verify proves the kit's promises for the given labs: each starter builds
+// and fails for the right reason (its not-implemented error, not a compile
+// error), each solution passes, and each catalogued mistake fails with its
+// concept named in the feedback.
+func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
+	type job struct {
+		check Check
+		opts  Options
+		m     Mistake
+	}
+	var jobs []job
+	for _, lab := range labs {
+		base := Options{Root: o.Root, Lab: lab, Race: o.Race, Env: o.Env}
+		starter := base
+		starter.Impl = filepath.Join(o.Root, "labs", lab.Dir)
+		starter.Target = "starter labs/" + lab.Dir
+		jobs = append(jobs, job{check: Check{Lab: lab, Kind: "starter"}, opts: starter})
+		sol := base
+		sol.Impl = filepath.Join(o.Root, "solutions", lab.Dir)
+		sol.Target = "solution"
+		jobs = append(jobs, job{check: Check{Lab: lab, Kind: "solution"}, opts: sol})
+		mistakes, err := Mistakes(o.Root, lab)
+		if err != nil {
+			return nil, err
+		}
+		if len(mistakes) == 0 {
+			jobs = append(jobs, job{check: Check{Lab: lab, Kind: "mistake", OK: false, Detail: "the lab has no catalogued mistakes"}})
+		}
+		for _, m := range mistakes {
+			mo := base
+			mo.Base = sol.Impl
+			mo.Impl = m.Dir
+			mo.Target = "mistake " + m.Name
+			jobs = append(jobs, job{check: Check{Lab: lab, Kind: "mistake", Name: m.Name}, opts: mo, m: m})
+		}
+	}
+	par := o.Parallel
+	if par <= 0 {
+		par = runtime.NumCPU()
+	}
+	results := make([]Check, len(jobs))
+	sem := make(chan struct{}, par)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for i, j := range jobs {
+		if j.opts.Lab.Dir == "" { // a check decided without running anything
+			results[i] = j.check
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rep, err := Run(ctx, j.opts)
+			c := j.check
+			if err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				c.Detail = err.Error()
+			} else {
+				c.Report = rep
+				judge(&c, j.m)
+			}
+			results[i] = c
+			if o.Progress != nil {
+				mu.Lock()
+				fmt.Fprintln(o.Progress, c)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil && ctx.Err() != nil {
+		return results, ctx.Err()
+	}
+	return results, nil
+}
+
+// notImplemented are the words a starter's failures must contain.
+var notImplemented = []string{"not implemented", "todo"}
+
+func judge(c *Check, m Mistake) {
+	rep := c.Report
+	switch c.Kind {
+	case "starter":
+		switch {
+		case rep.Build != nil:
+			c.Detail = "does not compile: " + firstLine(rep.Build.Output)
+		case rep.Passed:
+			c.Detail = "passes the suite: the starter gives the answer away"
+		case !mentions(rep, notImplemented):
+			c.Detail = fmt.Sprintf("fails (%d/%d) but no failure says \"not implemented\" or \"TODO\"", rep.Score, rep.Total)
+		default:
+			c.OK = true
+			c.Detail = fmt.Sprintf("fails for the right reason (%d/%d, not implemented)", rep.Score, rep.Total)
+		}
+	case "solution":
+		if rep.Passed {
+			c.OK = true
+			c.Detail = fmt.Sprintf("passes (%d/%d)", rep.Score, rep.Total)
+		} else {
+			c.Detail = fmt.Sprintf("fails (%d/%d): %s", rep.Score, rep.Total, failingNames(rep))
+		}
+	case "mistake":
+		concepts := rep.FailedConcepts()
+		concept := c.Lab.Concept(m.Concept)
+		md := Markdown(rep, c.Lab, MarkdownOptions{})
+		switch {
+		case rep.Build != nil:
+			c.Detail = "does not compile: " + firstLine(rep.Build.Output)
+		case rep.Passed:
+			c.Detail = "is NOT caught: the suite passes"
+		case !slices.Contains(concepts, m.Concept):
+			c.Detail = fmt.Sprintf("is caught, but by concepts %v, not its own %q", concepts, m.Concept)
+		case !strings.Contains(md, concept.Misconception):
+			c.Detail = "is caught, but the feedback does not state the misconception"
+		default:
+			c.OK = true
+			c.Detail = fmt.Sprintf("caught by %s (%s)", failingNames(rep), m.Concept)
+		}
+	}
+}
+
+func mentions(rep *Report, words []string) bool {
+	for _, c := range rep.Failed() {
+		text := strings.ToLower(strings.Join(c.Output, "\n"))
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func failingNames(rep *Report) string {
+	var names []string
+	for _, c := range rep.Failed() {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}
