@@ -160,6 +160,13 @@ func (p *parser) report(stderr string) *Report {
 		rep.Build = p.buildFailure(stderr)
 	}
 	timedOut := strings.Contains(allOutput, "panic: test timed out after")
+	for _, cs := range p.cases {
+		for _, l := range cs.output {
+			if strings.Contains(l, "panic: test timed out after") {
+				timedOut = true
+			}
+		}
+	}
 	for _, c := range p.lab.Cases {
 		cr := CaseResult{Name: c.Name, Concept: c.Concept, Points: c.Points, Explanation: c.Explanation}
 		cs := p.cases[c.Name]
@@ -206,7 +213,7 @@ func (p *parser) report(stderr string) *Report {
 	case timedOut:
 		rep.Problems = append(rep.Problems, "the suite hit its time limit: something blocked forever (a lock never released, a channel nobody sends on, a goroutine waiting on itself)")
 	case p.pkgAction == "fail" && p.unfinished() > 0:
-		rep.Problems = append(rep.Problems, fmt.Sprintf("the test binary stopped in the middle of the suite (%d cases never finished): a crash in a goroutine, a fatal error, or os.Exit in the code under test", p.unfinished()))
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the test binary stopped in the middle of the suite (%d cases never ran or never finished): a crash in a goroutine, a fatal error, or os.Exit in the code under test", p.unfinished()))
 	case p.pkgAction == "" && rep.Build == nil:
 		rep.Problems = append(rep.Problems, "go test produced no result for the package")
 	}

@@ -35,7 +35,13 @@ func commands() []*command {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	e := &env{stdout: stdout, stderr: stderr, getwd: getwd}
+	return runIn(ctx, getwd, args, stdout, stderr)
+}
+
+// runIn is run with the working directory supplied, so tests can run
+// commands in several kit copies at once.
+func runIn(ctx context.Context, wd func() (string, error), args []string, stdout, stderr io.Writer) error {
+	e := &env{stdout: stdout, stderr: stderr, getwd: wd}
 	if len(args) == 0 {
 		printUsage(stderr)
 		return usagef("no command given")

@@ -333,7 +333,7 @@ func checkSimultaneousClaims(t *testing.T, h *suites.History, s Store) {
 				h.Note("%s", l)
 			}
 			h.Note("work ran %d times", n)
-			t.Fatalf("round %d: %d workers raced for key %q and the work ran %d times, want 1", round+1, workers, key, n)
+			t.Fatalf("round %d: %d workers raced for key %q and the work ran %d times, want 1 (%s)", round+1, workers, key, n, lines[0])
 		}
 	}
 }

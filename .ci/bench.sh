@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Speed figures for the closing notes. Nothing here is asserted: make test
+# never times anything. Prints lab 01's suite time with -race, and labctl
+# check's warm wall time next to a bare go test of the same package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+runs=${RUNS:-5}
+
+mkdir -p bin
+go build -o bin/labctl ./cmd/labctl
+
+ms() { date +%s%N | awk '{printf "%d", $1/1000000}'; }
+
+echo "== suite test time with -race (TestX elapsed reported by go test -json), $runs runs"
+for dir in solutions/[0-9]*; do
+  pkg=./$dir/
+  times=()
+  for _ in $(seq "$runs"); do
+    t=$(go test -race -count=1 -json "$pkg" 2>/dev/null \
+      | awk -F'"Elapsed":' '/"Action":"pass"/ && /"Test":"Test[A-Za-z]*"/ && !/"Test":"Test[A-Za-z]*\// {split($2,a,/[,}]/); print a[1]}' | head -1)
+    times+=("${t:-?}")
+  done
+  echo "$dir: ${times[*]} s"
+done
+
+echo
+echo "== labctl check 1 (warm) vs bare go test -race -count=1 ./labs/01-claim/, wall time, $runs runs each"
+go test -race -count=1 ./labs/01-claim/ >/dev/null 2>&1 || true   # warm the cache
+bin/labctl check 1 --quiet >/dev/null 2>&1 || true
+bare=0; check=0
+for _ in $(seq "$runs"); do
+  s=$(ms); go test -race -count=1 ./labs/01-claim/ >/dev/null 2>&1 || true; e=$(ms); bare=$((bare + e - s))
+  s=$(ms); bin/labctl check 1 --quiet >/dev/null 2>&1 || true; e=$(ms); check=$((check + e - s))
+done
+echo "bare go test: $((bare / runs)) ms   labctl check: $((check / runs)) ms   ratio: $(awk "BEGIN{printf \"%.2f\", $check/$bare}")"
+
+if [ -f .ci/bench-redis.sh ]; then
+  echo
+  bash .ci/bench-redis.sh
+fi

@@ -1,0 +1,46 @@
+# The kit's developer entry points. See README.md.
+GO      ?= go
+RACE    ?= -race
+LAB     ?=
+COUNT   ?= 50
+
+# Every package with tests of its own: everything but the starters (which
+# fail by design; labctl verify proves they fail for the right reason) and the
+# catalogued mistakes (no tests of their own; verify runs the suite on them).
+PKGS = $(shell $(GO) list ./... | grep -v -e '/labs/' -e '/mistakes/')
+SOLUTIONS = $(sort $(wildcard solutions/[0-9]*))
+
+.PHONY: test vet unit verify check stress bench docs help
+
+help:
+	@echo "make test    unit tests of every package, then labctl verify (what CI runs)"
+	@echo "make check   LAB=1: check your lab, as go run ./cmd/labctl check does"
+	@echo "make stress  each solution's suite COUNT=$(COUNT) times with -race"
+	@echo "make bench   speed figures (suite time, labctl overhead, Redis throughput)"
+	@echo "make docs    render docs/ to HTML in .labkit/docs"
+
+test: vet unit verify
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test $(RACE) -count=1 $(PKGS)
+
+verify:
+	$(GO) run ./cmd/labctl verify
+
+check:
+	$(GO) run ./cmd/labctl check $(LAB)
+
+stress:
+	@set -e; for s in $(SOLUTIONS); do \
+		echo "== $$s: $(COUNT) runs with -race"; \
+		$(GO) test -race -count=$(COUNT) ./$$s/; \
+	done
+
+bench:
+	bash .ci/bench.sh
+
+docs:
+	$(GO) run ./cmd/labctl docs

@@ -1,0 +1,96 @@
+package grader
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/feedback")
+
+func fixtureReport(lab Lab) *Report {
+	rep := &Report{Lab: lab.Number, Slug: lab.Slug, Title: lab.Title, Total: lab.TotalPoints(), Target: "labs/01-claim", Race: true, Seed: "42", Duration: 1500 * time.Millisecond}
+	for i, c := range lab.Cases {
+		cr := CaseResult{Name: c.Name, Concept: c.Concept, Points: c.Points, Explanation: c.Explanation}
+		if i == 1 {
+			cr.Status = StatusFail
+			cr.Output = []string{`20 workers called Do("k1") while the first one was working: work ran 2 times, want 1`}
+			cr.Timeline = []string{
+				"t=0s  worker 00  work starts -> first execution",
+				"t=0s  worker 01  work starts -> EXECUTION #2: the side effect happened again",
+			}
+		} else {
+			cr.Status, cr.Earned = StatusPass, c.Points
+		}
+		rep.Score += cr.Earned
+		rep.Cases = append(rep.Cases, cr)
+	}
+	return rep
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	lab := claimLab(t)
+	failing := fixtureReport(lab)
+	passing := fixtureReport(lab)
+	passing.Cases[1].Status, passing.Cases[1].Earned = StatusPass, passing.Cases[1].Points
+	passing.Score, passing.Passed = passing.Total, true
+	broken := &Report{Lab: 1, Slug: "claim", Title: lab.Title, Total: 100, Duration: time.Second,
+		Build: &BuildFailure{Errors: []CompileError{{File: "claim.go", Line: 12, Column: 9, Message: "undefined: errInProgress"}}, Output: "labs/01-claim/claim.go:12:9: undefined: errInProgress"}}
+	for _, c := range lab.Cases {
+		broken.Cases = append(broken.Cases, CaseResult{Name: c.Name, Concept: c.Concept, Points: c.Points, Status: StatusNotRun, Output: []string{"the code did not compile"}})
+	}
+	tests := []struct {
+		name string
+		rep  *Report
+	}{
+		{"failing", failing},
+		{"passing", passing},
+		{"build-error", broken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Markdown(tt.rep, lab, MarkdownOptions{})
+			golden := filepath.Join("testdata", "feedback", tt.name+".md")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./grader -run Golden -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("Markdown(%s) differs from %s; run with -update and review the diff.\ngot:\n%s", tt.name, golden, got)
+			}
+		})
+	}
+}
+
+func TestMarkdownNamesMisconceptionHintDocsAndTimeline(t *testing.T) {
+	lab := claimLab(t)
+	md := Markdown(fixtureReport(lab), lab, MarkdownOptions{})
+	c := lab.Concept(lab.Cases[1].Concept)
+	for _, want := range []string{c.Misconception, c.Hint, c.Docs, "EXECUTION #2", "80/100", "labctl hint 1", "--seed 42"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("feedback lacks %q", want)
+		}
+	}
+}
+
+func TestRenderHTMLIsSafe(t *testing.T) {
+	page, err := RenderHTML("t", "# Title\n\n<script>alert(1)</script>\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(page)
+	if strings.Contains(s, "<script>alert") {
+		t.Error("raw HTML from the Markdown reached the page")
+	}
+	if !strings.Contains(s, "<table>") || !strings.Contains(s, `id="title"`) {
+		t.Errorf("GFM table or heading id missing:\n%s", s)
+	}
+}
