@@ -182,7 +182,7 @@ func TestBuildOverlayDropsStudentTestsAndStarterFiles(t *testing.T) {
 	}
 	s := string(data)
 	for _, want := range []string{
-		`"` + filepath.Join(labDir, "claim.go") + `": ""`,      // starter file removed
+		`"` + filepath.Join(labDir, "claim.go") + `": ""`,       // starter file removed
 		`"` + filepath.Join(labDir, "store.go") + `": "` + impl, // submission file added
 	} {
 		if !strings.Contains(s, want) {
