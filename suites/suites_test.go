@@ -1,0 +1,127 @@
+package suites
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+func TestHistoryTimelineOnVirtualTime(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		h := NewHistory()
+		h.Record("worker A", `Do("k1")`, "executed")
+		fakeclock.Advance(1500 * time.Millisecond)
+		h.Record("worker B", `Do("k1")`, "executed again")
+		h.Note("advance %v", time.Minute)
+		got := h.Timeline()
+		want := strings.Join([]string{
+			TimelineStart,
+			`t=0s       worker A  Do("k1") -> executed`,
+			`t=1.5s     worker B  Do("k1") -> executed again`,
+			`t=1.5s     test      advance 1m0s`,
+			TimelineEnd,
+		}, "\n")
+		if got != want {
+			t.Errorf("Timeline() =\n%s\nwant\n%s", got, want)
+		}
+	})
+}
+
+func TestHistoryTimelineEmptyAndLong(t *testing.T) {
+	h := NewHistory()
+	if got := h.Timeline(); got != "" {
+		t.Errorf("Timeline() of an empty history = %q, want \"\"", got)
+	}
+	for i := range 100 {
+		h.Recordf("w", "step", "%d", i)
+	}
+	got := h.Timeline()
+	if !strings.Contains(got, "... 60 more events ...") || !strings.Contains(got, "-> 99") || !strings.Contains(got, "-> 0\n") {
+		t.Errorf("long timeline should keep the first and last 20 events and say how many were cut:\n%s", got)
+	}
+}
+
+func TestSettle(t *testing.T) {
+	t.Run("returns true for a call that finishes", func(t *testing.T) {
+		c := Go(func() {})
+		if !c.Settle() {
+			t.Error("Settle() = false for a call that returns at once, want true")
+		}
+	})
+	t.Run("returns false for a call stuck on a mutex", func(t *testing.T) {
+		var mu sync.Mutex
+		mu.Lock()
+		c := Go(func() { mu.Lock(); mu.Unlock() })
+		if c.Settle() {
+			t.Error("Settle() = true for a call waiting on a held mutex, want false")
+		}
+		mu.Unlock()
+		c.Wait()
+	})
+	t.Run("returns false for a call stuck on a channel inside a bubble", func(t *testing.T) {
+		fakeclock.Run(t, func(t *testing.T) {
+			ch := make(chan struct{})
+			c := Go(func() { <-ch })
+			if c.Settle() {
+				t.Error("Settle() = true for a call waiting on a channel, want false")
+			}
+			close(ch)
+			c.Wait()
+		})
+	})
+}
+
+func TestSeed(t *testing.T) {
+	t.Setenv(SeedEnv, "")
+	a, b := Seed(t), Seed(t)
+	if a != b {
+		t.Errorf("Seed() = %d then %d for the same test, want the same", a, b)
+	}
+	t.Run("other", func(t *testing.T) {
+		if Seed(t) == a {
+			t.Errorf("Seed() is the same for two different tests")
+		}
+	})
+	t.Setenv(SeedEnv, "42")
+	if got := Seed(t); got != 42 {
+		t.Errorf("Seed() with %s=42 = %d, want 42", SeedEnv, got)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := Lab{Number: 9, Slug: "x", TestName: "TestX",
+		Concepts: []Concept{{ID: "c", Title: "T", Misconception: "M", Hint: "H", Docs: "docs/x.md#t"}},
+		Cases:    []Case{{Name: "a_case", Concept: "c", Points: 100, Explanation: "E"}},
+	}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("Validate() on a good lab = %v", err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(l *Lab)
+		want   string
+	}{
+		{"unknown concept", func(l *Lab) { l.Cases[0].Concept = "nope" }, "unknown concept"},
+		{"no points", func(l *Lab) { l.Cases[0].Points = 0 }, "points"},
+		{"no explanation", func(l *Lab) { l.Cases[0].Explanation = "" }, "no explanation"},
+		{"space in name", func(l *Lab) { l.Cases[0].Name = "a case" }, "spaces"},
+		{"duplicate", func(l *Lab) { l.Cases = append(l.Cases, l.Cases[0]) }, "duplicate"},
+		{"concept without hint", func(l *Lab) { l.Concepts[0].Hint = "" }, "every field"},
+		{"bad test name", func(l *Lab) { l.TestName = "Claim" }, "must start with Test"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := good
+			l.Cases = append([]Case(nil), good.Cases...)
+			l.Concepts = append([]Concept(nil), good.Concepts...)
+			tt.mutate(&l)
+			err := l.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %v, want an error mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
