@@ -40,6 +40,9 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 		b.WriteString("\n\n")
 	default:
 		fmt.Fprintf(&b, "**%d of %d cases fail.**\n\n", len(failed), len(rep.Cases))
+		if rep.Score == 0 && len(failed) == len(rep.Cases) && allMention(failed, notImplemented) {
+			fmt.Fprintf(&b, "Every case fails with the starter's \"not implemented\" error: this lab has not been started yet. Read `labs/%s/README.md`, then replace the `TODO`s in `labs/%s/`. The cases below say what each behaviour must be.\n\n", lab.Dir, lab.Dir)
+		}
 	}
 	var facts []string
 	if rep.Target != "" {
@@ -181,3 +184,20 @@ small { color: #555; }
 </body>
 </html>
 `))
+
+// allMention reports whether every case's output contains one of words.
+func allMention(cases []CaseResult, words []string) bool {
+	for _, c := range cases {
+		text := strings.ToLower(strings.Join(c.Output, "\n"))
+		found := false
+		for _, w := range words {
+			if strings.Contains(text, w) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return len(cases) > 0
+}
