@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -148,3 +149,5 @@ func saveState(root string, st *state) error {
 	}
 	return nil
 }
+
+func runtimeNumCPU() int { return runtime.NumCPU() }
