@@ -7,6 +7,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/suites"
 	"github.com/fourth-outcome/labkit/suites/claimsuite"
+	"github.com/fourth-outcome/labkit/suites/retrysuite"
 )
 
 // Lab is one lab of the course as the grader sees it: the suite's rubric,
@@ -39,6 +40,35 @@ import (
 // with its own pristine copy, so editing it changes nothing in labctl check.
 func TestClaim(t *testing.T) {
 	claimsuite.Run(t, New, ErrInProgress)
+}
+`,
+	},
+	{
+		Lab:      retrysuite.Lab,
+		Dir:      "04-retry",
+		Package:  "retry",
+		TestFile: "retry_test.go",
+		TestSource: `package retry
+
+import (
+	"testing"
+
+	"github.com/fourth-outcome/labkit/suites/retrysuite"
+)
+
+// TestRetry runs the lab's conformance suite. The grader replaces this file
+// with its own pristine copy, so editing it changes nothing in labctl check.
+func TestRetry(t *testing.T) {
+	retrysuite.Run(t, func(c retrysuite.Config[*Budget]) Policy {
+		return Policy{
+			MaxAttempts: c.MaxAttempts,
+			Base:        c.Base,
+			Cap:         c.Cap,
+			Timeout:     c.Timeout,
+			Rand:        c.Rand,
+			Budget:      c.Budget,
+		}
+	}, NewBudget, ErrBudgetExhausted)
 }
 `,
 	},
