@@ -1,0 +1,740 @@
+package redissuite
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/suites"
+)
+
+// timing is the durations a case runs with. On virtual time they are the
+// realistic ones; against a real server they are scaled down so that the
+// suite still finishes in a few seconds. Margin is how far "just before" and
+// "just after" a deadline are.
+type timing struct {
+	ClaimTTL  time.Duration
+	Retention time.Duration
+	Margin    time.Duration
+}
+
+var (
+	virtualTiming = timing{ClaimTTL: 30 * time.Second, Retention: 24 * time.Hour, Margin: time.Second}
+	realTiming    = timing{ClaimTTL: 250 * time.Millisecond, Retention: 500 * time.Millisecond, Margin: 100 * time.Millisecond}
+)
+
+// promptly is how long a store may take to report a lost server (virtual
+// time in a bubble, real time against a real server).
+const promptly = 2 * time.Second
+
+// env is one case's world: a Redis server (miniredis in a bubble, or a real
+// one under a private prefix), a clock that Advance moves, an inspector
+// connection the store never sees, and a factory for processes.
+type env struct {
+	t  *testing.T
+	h  *suites.History
+	tg *target
+	timing
+	virtual bool   // miniredis on virtual time
+	prefix  string // Options.Prefix of every store in this case
+	inspect *redis.Client
+	options func() *redis.Options // connection settings for a new client
+	dial    func(ctx context.Context) (net.Conn, error)
+}
+
+// run runs f in a fresh env: inside a fakeclock bubble on a new miniredis,
+// or, when REDIS_ADDR is set, against the real server under a new prefix
+// that is deleted when the case ends. A panic in f fails the case with its
+// stack instead of ending the test binary.
+func (tg *target) run(t *testing.T, h *suites.History, f func(t *testing.T, e *env)) {
+	t.Helper()
+	if tg.server != nil {
+		h.Restart()
+		e := tg.server.newEnv(t, h, tg)
+		guard(t, func() { f(t, e) })
+		return
+	}
+	fakeclock.Run(t, func(t *testing.T) {
+		h.Restart()
+		m, inspect := fakeclock.StartRedis(t)
+		e := &env{
+			t: t, h: h, tg: tg, timing: virtualTiming, virtual: true,
+			prefix:  "labkit:test:sim:",
+			inspect: inspect,
+			options: func() *redis.Options { return &redis.Options{Addr: "miniredis.pipe"} },
+			dial:    func(context.Context) (net.Conn, error) { return m.Dial() },
+		}
+		guard(t, func() { f(t, e) })
+	})
+}
+
+// guard runs f and turns a panic into a failure of t, with the stack.
+func guard(t testing.TB, f func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("panic: %v\n%s", r, panicStack())
+		}
+	}()
+	f()
+}
+
+func panicStack() string {
+	lines := strings.Split(string(debug.Stack()), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") {
+			lines = lines[i:]
+			break
+		}
+	}
+	if len(lines) > 30 {
+		lines = append(lines[:30], "\t...")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// goCall runs f in its own goroutine (see suites.Go); a panic in it fails
+// the case instead of ending the test binary.
+func (e *env) goCall(f func()) *suites.Call {
+	return suites.Go(func() { guard(e.t, f) })
+}
+
+// advance moves the clock forward by d and says so in the timeline. On a
+// real server it waits until the server's own clock has moved d, so that
+// key expiry, which the server measures, has seen the time pass.
+func (e *env) advance(d time.Duration) {
+	e.t.Helper()
+	e.h.Note("%v pass", d)
+	if e.virtual {
+		fakeclock.Advance(d)
+		return
+	}
+	start := e.serverTime()
+	limit := time.Now().Add(d + 5*time.Second)
+	for {
+		passed := e.serverTime().Sub(start)
+		if passed >= d {
+			return
+		}
+		if time.Now().After(limit) {
+			e.t.Fatalf("the Redis server's clock moved only %v while the suite waited for %v", passed, d)
+		}
+		time.Sleep(min(d-passed, 5*time.Millisecond))
+	}
+}
+
+func (e *env) serverTime() time.Time {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), promptly)
+	defer cancel()
+	now, err := e.inspect.Time(ctx).Result()
+	if err != nil {
+		e.t.Fatalf("redis TIME: %v", err)
+	}
+	return now
+}
+
+// waitUntil reports whether cond became true in a bounded wait. It never
+// waits on the virtual clock, so a goroutine stuck on a mutex inside the
+// store (which freezes a bubble's clock) is reported instead of hanging the
+// case.
+func (e *env) waitUntil(cond func() bool) bool {
+	if e.virtual {
+		for range 2_000_000 {
+			if cond() {
+				return true
+			}
+			runtime.Gosched()
+		}
+		return cond()
+	}
+	limit := time.Now().Add(3 * time.Second)
+	for time.Now().Before(limit) {
+		if cond() {
+			return true
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return cond()
+}
+
+// returnsPromptly reports whether call returns within promptly. stop, when
+// closed, cuts the wait short (a store hammering a dead server).
+func (e *env) returnsPromptly(call *suites.Call, stop <-chan struct{}) bool {
+	timer := time.NewTimer(promptly)
+	defer timer.Stop()
+	select {
+	case <-call.Finished():
+		return true
+	case <-timer.C:
+		return false
+	case <-stop:
+		return call.Done()
+	}
+}
+
+// keyInfo is one key under the case's prefix and its remaining time to
+// live in milliseconds (-1: no expiry).
+type keyInfo struct {
+	name string
+	pttl int64
+}
+
+// keys lists the keys under the case's prefix, with their TTLs, as the
+// server sees them now.
+func (e *env) keys() []keyInfo {
+	e.t.Helper()
+	return e.scan(e.prefix+"*", true)
+}
+
+// keysOutsidePrefix lists keys that do not start with the case's prefix.
+// Only meaningful on the private miniredis.
+func (e *env) keysOutsidePrefix() []string {
+	e.t.Helper()
+	var out []string
+	for _, k := range e.scan("*", false) {
+		if !strings.HasPrefix(k.name, e.prefix) {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+func (e *env) scan(match string, ttl bool) []keyInfo {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), promptly)
+	defer cancel()
+	var out []keyInfo
+	iter := e.inspect.Scan(ctx, 0, match, 1000).Iterator()
+	for iter.Next(ctx) {
+		k := keyInfo{name: iter.Val()}
+		if ttl {
+			n, err := e.inspect.Do(ctx, "PTTL", k.name).Int64()
+			if err != nil {
+				e.t.Fatalf("redis PTTL %s: %v", k.name, err)
+			}
+			if n == -2 { // expired between SCAN and PTTL
+				continue
+			}
+			k.pttl = n
+		}
+		out = append(out, k)
+	}
+	if err := iter.Err(); err != nil {
+		e.t.Fatalf("redis SCAN %s: %v", match, err)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// short is a key or a command as the student reads it: without the case's
+// private prefix.
+func (e *env) short(s string) string {
+	return strings.ReplaceAll(s, e.prefix, "")
+}
+
+// describe renders a Do result for the timeline.
+func (e *env) describe(v string, err error) string {
+	if err == nil {
+		return fmt.Sprintf("returned %q", v)
+	}
+	return e.describeErr(err)
+}
+
+// describeErr renders an error result for the timeline, naming the lab's
+// sentinel it matches.
+func (e *env) describeErr(err error) string {
+	errs := e.tg.errs
+	switch {
+	case err == nil:
+		return "ok (nil error)"
+	case errors.Is(err, errs.InProgress):
+		return "in progress: " + shortErr(err)
+	case errors.Is(err, errs.FingerprintMismatch):
+		return "rejected, fingerprint mismatch: " + shortErr(err)
+	case errors.Is(err, errs.InvalidKey):
+		return "rejected, invalid key: " + shortErr(err)
+	case errors.Is(err, errs.ClaimLost):
+		return "claim lost: " + shortErr(err)
+	default:
+		return "error: " + shortErr(err)
+	}
+}
+
+// shortErr is err's message, cut to a readable length (an error may quote
+// a 10 KB key).
+func shortErr(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return clip(err.Error(), 160)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// show quotes a tenant or key for a message, abbreviating long ones.
+func show(s string) string {
+	if len(s) > 40 {
+		return fmt.Sprintf("%q… (%d bytes)", s[:12], len(s))
+	}
+	return strconv.Quote(s)
+}
+
+// errCrashed is what every command of a crashed process gets.
+var errCrashed = errors.New("connection lost: the worker's process crashed (injected by the suite)")
+
+// errServerGone is what a dial gets while the suite has taken the server
+// away from a process.
+var errServerGone = errors.New("dial redis: connection refused (the suite took the server away)")
+
+// gateFunc is called before a process sends its n-th command (counted from
+// the process's start, connection setup excluded).
+type gateFunc func(n int64, cmd string)
+
+// proc is one simulated process: its own connection pool to the server, its
+// own store object, and the suite's hooks on every command it sends. The
+// hooks can crash the process after a given command (every later command
+// fails without reaching the server), hold a command back until the case
+// lets it go, and take the server away.
+type proc struct {
+	name  string
+	e     *env
+	rdb   *redis.Client
+	store store
+
+	sent      atomic.Int64 // commands (or pipelines) sent
+	crashAt   atomic.Int64 // 0: never crash; n: commands after the n-th fail
+	crashed   atomic.Bool  // a command was refused because of crashAt
+	gate      atomic.Pointer[gateFunc]
+	dials     atomic.Int64  // dials refused while the server was away
+	refused   atomic.Int64  // commands refused after a crash
+	storm     chan struct{} // closed after 50 refused dials or commands
+	stormOnce sync.Once
+
+	mu    sync.Mutex // guards the fields below; held only briefly
+	cmds  []string   // commands sent, as the timeline shows them
+	conns []net.Conn
+	down  bool
+}
+
+// proc starts a new process named name: a new client and a new store.
+func (e *env) proc(name string) *proc {
+	e.t.Helper()
+	p := &proc{name: name, e: e, storm: make(chan struct{})}
+	opts := e.options()
+	opts.Dialer = p.dialer
+	opts.MaxRetries = -1 // the suite decides what fails; no hidden resends
+	opts.DialTimeout = time.Second
+	opts.DialerRetries = 1
+	opts.ReadTimeout = time.Second
+	opts.WriteTimeout = time.Second
+	opts.ConnMaxIdleTime = -1
+	opts.ConnMaxLifetime = -1
+	opts.DisableIdentity = true
+	opts.Protocol = 2
+	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	p.rdb = redis.NewClient(opts)
+	p.rdb.AddHook(p)
+	e.t.Cleanup(func() { _ = p.rdb.Close() })
+	p.store = e.tg.newStore(p.rdb, Options{Prefix: e.prefix, ClaimTTL: e.ClaimTTL, Retention: e.Retention})
+	return p
+}
+
+// close ends the process's connections, as a process that died would.
+func (p *proc) close() { _ = p.rdb.Close() }
+
+func (p *proc) dialer(ctx context.Context, network, addr string) (net.Conn, error) {
+	p.mu.Lock()
+	down := p.down
+	p.mu.Unlock()
+	if down {
+		if p.dials.Add(1) >= 50 {
+			p.stormOnce.Do(func() { close(p.storm) })
+		}
+		return nil, errServerGone
+	}
+	c, err := p.e.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down {
+		_ = c.Close()
+		return nil, errServerGone
+	}
+	p.conns = append(p.conns, c)
+	return c, nil
+}
+
+// cut takes the server away from the process: open connections drop and
+// new ones are refused, as when the server dies or the network fails.
+func (p *proc) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = nil
+}
+
+// restore gives the server back.
+func (p *proc) restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+// cmd returns the n-th command the process sent (1-based), for messages.
+func (p *proc) cmd(n int64) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n < 1 || int(n) > len(p.cmds) {
+		return "?"
+	}
+	return p.cmds[n-1]
+}
+
+// DialHook implements redis.Hook.
+func (p *proc) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook implements redis.Hook.
+func (p *proc) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if setup(cmd) {
+			return next(ctx, cmd)
+		}
+		if err := p.before(p.e.describeCmds(cmd)); err != nil {
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook implements redis.Hook. A pipeline (or a MULTI/EXEC
+// transaction) counts as one command: a crash cannot fall inside it.
+func (p *proc) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		all := true
+		for _, c := range cmds {
+			all = all && setup(c)
+		}
+		if all {
+			return next(ctx, cmds)
+		}
+		if err := p.before(p.e.describeCmds(cmds...)); err != nil {
+			for _, c := range cmds {
+				c.SetErr(err)
+			}
+			return err
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// setup reports whether cmd is part of go-redis's connection handshake,
+// which the suite neither counts nor holds back.
+func setup(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "hello", "auth", "client", "select":
+		return true
+	}
+	return false
+}
+
+func (p *proc) before(desc string) error {
+	n := p.sent.Add(1)
+	if at := p.crashAt.Load(); at > 0 && n > at {
+		if !p.crashed.Swap(true) {
+			p.e.h.Recordf(p.name, "process crashes", "after command %d: %s", at, p.cmd(at))
+		}
+		if p.refused.Add(1) >= 50 {
+			p.stormOnce.Do(func() { close(p.storm) })
+		}
+		return errCrashed
+	}
+	p.mu.Lock()
+	p.cmds = append(p.cmds, desc)
+	p.mu.Unlock()
+	if g := p.gate.Load(); g != nil {
+		(*g)(n, desc)
+	}
+	return nil
+}
+
+// describeCmds renders commands for the timeline: "SET idem:acme:k1 … NX PX
+// 30000", with the private prefix removed and long arguments cut.
+func (e *env) describeCmds(cmds ...redis.Cmder) string {
+	parts := make([]string, 0, len(cmds))
+	for _, c := range cmds {
+		args := c.Args()
+		var b strings.Builder
+		for i, a := range args {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			if i >= 7 {
+				b.WriteString("…")
+				break
+			}
+			s := e.short(fmt.Sprint(a))
+			switch {
+			case i == 0 || options[s]:
+				s = strings.ToUpper(s)
+			default:
+				if len(s) > 32 {
+					s = clip(s, 24)
+				}
+				if strings.ContainsAny(s, " \"\\") || !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r < ' ' }) {
+					s = strconv.Quote(s)
+				}
+			}
+			b.WriteString(s)
+		}
+		parts = append(parts, b.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// options are the command options go-redis sends in lower case; the
+// timeline shows them as the Redis documentation does.
+var options = map[string]bool{"nx": true, "xx": true, "px": true, "ex": true, "get": true, "keepttl": true}
+
+// counter counts and narrates the executions of a work function.
+type counter struct {
+	n atomic.Int64
+}
+
+// work returns a work function that records its execution as actor and
+// returns value.
+func (c *counter) work(h *suites.History, actor, value string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		c.executed(h, actor)
+		return value, nil
+	}
+}
+
+func (c *counter) executed(h *suites.History, actor string) {
+	n := c.n.Add(1)
+	if h == nil {
+		return
+	}
+	if n == 1 {
+		h.Record(actor, "work starts", "first execution")
+	} else {
+		h.Recordf(actor, "work starts", "EXECUTION #%d: the side effect happened again", n)
+	}
+}
+
+// Do calls the process's store and records the call in the timeline.
+func (p *proc) Do(tenant, key, fingerprint string, work func(context.Context) (string, error)) (string, error) {
+	return p.DoAs(fmt.Sprintf("Do(%s, %s)", show(tenant), show(key)), tenant, key, fingerprint, work)
+}
+
+// DoAs is Do with the timeline's action spelled out.
+func (p *proc) DoAs(action, tenant, key, fingerprint string, work func(context.Context) (string, error)) (string, error) {
+	v, err := p.store.Do(context.Background(), tenant, key, fingerprint, work)
+	p.e.h.Record(p.name, action, p.e.describe(v, err))
+	return v, err
+}
+
+// Claim calls the process's store and records the call.
+func (p *proc) Claim(tenant, key, fingerprint string) (any, error) {
+	c, err := p.store.Claim(context.Background(), tenant, key, fingerprint)
+	outcome := "holds the claim"
+	if err != nil {
+		outcome = p.e.describeErr(err)
+	}
+	p.e.h.Record(p.name, fmt.Sprintf("Claim(%s, %s)", show(tenant), show(key)), outcome)
+	return c, err
+}
+
+// Complete calls the process's store and records the call.
+func (p *proc) Complete(c any, result string) error {
+	err := p.store.Complete(context.Background(), c, result)
+	p.e.h.Record(p.name, fmt.Sprintf("Complete(its claim, %q)", result), p.e.describeErr(err))
+	return err
+}
+
+// Release calls the process's store and records the call.
+func (p *proc) Release(c any) error {
+	err := p.store.Release(context.Background(), c)
+	p.e.h.Record(p.name, "Release(its claim)", p.e.describeErr(err))
+	return err
+}
+
+// realServer is the Redis server named by REDIS_ADDR, shared by every case
+// of one Run. Each case gets its own prefix under a prefix unique to the run.
+type realServer struct {
+	addr  string
+	base  *redis.Options // address, credentials, database, TLS
+	run   string         // "labkit:test:<random>:"
+	cases atomic.Int64
+	admin *redis.Client
+}
+
+// connectReal connects to addr, checks that it answers and that it holds no
+// keys outside "labkit:" (unless allowForeign), and returns the server. Its
+// errors are one line, for t.Fatal.
+func connectReal(addr string, allowForeign bool) (*realServer, error) {
+	base := &redis.Options{Addr: addr}
+	if strings.Contains(addr, "://") {
+		var err error
+		if base, err = redis.ParseURL(addr); err != nil {
+			return nil, fmt.Errorf("%s=%s: %v", AddrEnv, addr, err)
+		}
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	s := &realServer{addr: addr, base: base, run: "labkit:test:" + hex.EncodeToString(rnd[:]) + ":"}
+	s.admin = redis.NewClient(s.options())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := s.admin.Ping(ctx).Err(); err != nil {
+		_ = s.admin.Close()
+		return nil, fmt.Errorf("%s=%s: cannot reach Redis: %s (start a server there, or unset %s to run on the embedded miniredis)",
+			AddrEnv, addr, oneLine(err), AddrEnv)
+	}
+	if !allowForeign {
+		foreign, err := firstForeignKey(ctx, s.admin)
+		if err != nil {
+			_ = s.admin.Close()
+			return nil, fmt.Errorf("%s=%s: cannot list keys: %s", AddrEnv, addr, oneLine(err))
+		}
+		if foreign != "" {
+			_ = s.admin.Close()
+			return nil, fmt.Errorf("%s=%s: database %d holds keys outside \"labkit:\" (for example %s); the suite refuses to write next to them: use an empty database (redis://host:port/15) or set %s=1 (it only ever deletes its own labkit:test: keys)",
+				AddrEnv, addr, base.DB, show(foreign), AllowForeignEnv)
+		}
+	}
+	return s, nil
+}
+
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+func firstForeignKey(ctx context.Context, rdb *redis.Client) (string, error) {
+	iter := rdb.Scan(ctx, 0, "", 1000).Iterator()
+	for iter.Next(ctx) {
+		if !strings.HasPrefix(iter.Val(), "labkit:") {
+			return iter.Val(), nil
+		}
+	}
+	return "", iter.Err()
+}
+
+// options returns a fresh client configuration for the server, with short
+// timeouts: a server that stops answering is an error within a second.
+func (s *realServer) options() *redis.Options {
+	return &redis.Options{
+		Addr:                     s.base.Addr,
+		Network:                  s.base.Network,
+		Username:                 s.base.Username,
+		Password:                 s.base.Password,
+		DB:                       s.base.DB,
+		TLSConfig:                s.base.TLSConfig,
+		DialTimeout:              time.Second,
+		DialerRetries:            1,
+		ReadTimeout:              time.Second,
+		WriteTimeout:             time.Second,
+		MaxRetries:               -1,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	}
+}
+
+func (s *realServer) dial(ctx context.Context) (net.Conn, error) {
+	network := s.base.Network
+	if network == "" {
+		network = "tcp"
+	}
+	d := &net.Dialer{Timeout: time.Second}
+	if s.base.TLSConfig != nil {
+		return (&tls.Dialer{NetDialer: d, Config: s.base.TLSConfig}).DialContext(ctx, network, s.base.Addr)
+	}
+	return d.DialContext(ctx, network, s.base.Addr)
+}
+
+// newEnv returns the env of one case on the real server: a prefix of its
+// own, deleted (and only it) when the case ends.
+func (s *realServer) newEnv(t *testing.T, h *suites.History, tg *target) *env {
+	prefix := fmt.Sprintf("%s%d:", s.run, s.cases.Add(1))
+	inspect := redis.NewClient(s.options())
+	t.Cleanup(func() {
+		defer inspect.Close()
+		if err := deletePrefix(inspect, prefix); err != nil {
+			t.Errorf("cleaning up the suite's keys %s*: %v", prefix, err)
+		}
+	})
+	return &env{
+		t: t, h: h, tg: tg, timing: realTiming,
+		prefix:  prefix,
+		inspect: inspect,
+		options: s.options,
+		dial:    s.dial,
+	}
+}
+
+// deletePrefix deletes every key under prefix, which must be one of the
+// suite's own.
+func deletePrefix(rdb *redis.Client, prefix string) error {
+	if !strings.HasPrefix(prefix, "labkit:test:") {
+		return fmt.Errorf("refusing to delete keys under %q", prefix)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var batch []string
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := rdb.Del(ctx, batch...).Err()
+		batch = batch[:0]
+		return err
+	}
+	for iter.Next(ctx) {
+		batch = append(batch, iter.Val())
+		if len(batch) == 500 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return err
+	}
+	return flush()
+}
+
+func (s *realServer) close() { _ = s.admin.Close() }
