@@ -1,0 +1,731 @@
+package ambiguoussuite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/provider"
+	"github.com/fourth-outcome/labkit/suites"
+)
+
+// The harness: a small system around the student's worker. It has the
+// provider, a durable store, a queue that delivers every task at least once,
+// and the worker, which it replaces with a new process (a new value built
+// by the student's constructor) after every crash.
+//
+// A crash is injected through the worker's dependencies, never through
+// anything the worker calls on purpose: when a crash plan picks a call to
+// the store, the provider or the queue's Ack, the call ends the calling
+// goroutine with runtime.Goexit, either before the call has any effect or
+// right after it took effect. Goexit cannot be recovered, so the worker
+// cannot tell a crash from the process dying. Every later call from that
+// process ends its goroutine too: a dead process writes nothing more.
+
+// constructor builds one worker process.
+type constructor func(Deps) Worker
+
+const (
+	// account is the provider account every task runs under.
+	account = "acme"
+
+	// lease is the deadline of each Process call: how long the queue lets
+	// a worker hold a delivery.
+	lease = 10 * time.Minute
+
+	// visibility is how long an unacknowledged task stays invisible before
+	// the queue delivers it again.
+	visibility = time.Minute
+
+	// maxDeliveries is how often the queue delivers one task before the
+	// suite gives up on it.
+	maxDeliveries = 12
+
+	// maxIdle is how many deliveries in a row may fail without a single
+	// dependency call (an unfinished worker) before the queue gives up.
+	maxIdle = 3
+
+	// callsPerTask bounds the dependency calls of a scenario, per task, so
+	// that a worker stuck in a retry loop is stopped with a clear message.
+	callsPerTask = 150
+
+	// settle is how long the suite waits after the last delivery before it
+	// counts what the customers received: requests still on their way to
+	// the provider land in the meantime.
+	settle = 10 * time.Minute
+)
+
+// crash says what a crash plan does to one dependency call.
+type crash int
+
+const (
+	noCrash       crash = iota
+	crashBefore         // the process dies before the call has any effect
+	crashAfter          // the call takes effect; the process dies before it returns
+	crashInFlight       // Send only: the request reaches the provider; the process dies waiting
+)
+
+// call is one call a worker process makes to its dependencies while it
+// processes a delivery, as a crash plan sees it.
+type call struct {
+	inc          int    // the worker process: 1 for the first one
+	seq          int    // position among the process's calls, from 1
+	op           string // "Load", "Save", "Send", "Status", "Find", "Ack"
+	arg          string // Send, Status: the key; Find: the reference; Save: the new state; Load, Ack: the task id
+	task         string // the task being processed
+	afterReceipt bool   // a Send of this process has returned a receipt before this call
+}
+
+func (c call) String() string {
+	switch c.op {
+	case "Load", "Ack":
+		return fmt.Sprintf("%s(%s)", c.op, c.arg)
+	case "Save":
+		return fmt.Sprintf("Save(%s, {%s ...})", c.task, c.arg)
+	}
+	return fmt.Sprintf("%s(%s)", c.op, c.arg)
+}
+
+// scenario is one run of the system: tasks to deliver, faults, crashes, and
+// what must be true at the end.
+type scenario struct {
+	name  string
+	tasks []Task
+
+	// again are tasks the queue delivers once more an hour after every
+	// task was acknowledged: at-least-once delivery's late duplicates.
+	again []Task
+
+	// setup scripts the provider before the first delivery.
+	setup func(e *env)
+
+	// plan picks the crashes; nil means none. At most maxCrashes fire
+	// (default 1).
+	plan       func(e *env, c call) crash
+	maxCrashes int
+
+	// seed seeds e.rng, for plans and chaos that draw at random.
+	seed int64
+
+	// redelivery is the delay before an unacknowledged task is delivered
+	// again, given whether the worker crashed; nil means visibility.
+	redelivery func(crashed bool) time.Duration
+
+	// expect checks the end state; nil means expectSentOnce.
+	expect func(e *env) []string
+}
+
+// incarnation is one worker process.
+type incarnation struct {
+	n    int
+	name string // "worker #1"
+	w    Worker
+	dead chan struct{}
+	once sync.Once
+
+	// Guarded by env.mu.
+	processing bool
+	seq        int
+	receipts   int
+}
+
+func (inc *incarnation) isDead() bool {
+	select {
+	case <-inc.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// env is the system of one scenario run.
+type env struct {
+	h         *suites.History
+	p         *provider.Provider
+	newWorker constructor
+	sc        *scenario
+	rng       *rand.Rand
+
+	mu         sync.Mutex
+	records    map[string]Record   // the durable store
+	saves      map[string][]Record // every record saved, per task
+	nextID     int
+	inc        *incarnation // the running process, nil after a crash
+	incs       int
+	crashes    int
+	calls      int
+	runaway    bool
+	trace      []call
+	current    string              // the task being processed
+	deliveries map[string]int      // per task
+	acks       map[string]int      // per task
+	keys       map[string][]string // keys of the Sends made for each task
+	returns    map[string][]error  // what each Process call for a task returned
+	crashed    map[string]int      // crashes while processing each task
+	problems   []string
+	beforeSend func(ctx context.Context, account, key string, req provider.SendRequest)
+}
+
+func newEnv(h *suites.History, newWorker constructor, sc *scenario) *env {
+	e := &env{
+		h:          h,
+		p:          provider.New(provider.Options{}),
+		newWorker:  newWorker,
+		sc:         sc,
+		rng:        rand.New(rand.NewPCG(uint64(sc.seed), 0x03)),
+		records:    map[string]Record{},
+		saves:      map[string][]Record{},
+		deliveries: map[string]int{},
+		acks:       map[string]int{},
+		keys:       map[string][]string{},
+		returns:    map[string][]error{},
+		crashed:    map[string]int{},
+	}
+	e.p.OnEvent(func(ev provider.Event) {
+		action, outcome := providerLine(ev)
+		h.Record("provider", action, outcome)
+	})
+	return e
+}
+
+func providerLine(ev provider.Event) (action, outcome string) {
+	if ev.Op == "" {
+		return "configured", ev.Outcome
+	}
+	what := "key"
+	if ev.Op == provider.OpFind {
+		what = "reference"
+	}
+	action = fmt.Sprintf("%s(%s %s)", ev.Op, what, ev.Key)
+	if ev.Fault != provider.FaultNone {
+		action += " [" + ev.Fault.String() + "]"
+	}
+	return action, ev.Outcome
+}
+
+// play runs sc in a new system inside the current bubble, recording into h,
+// and returns the env and what went wrong.
+func play(h *suites.History, newWorker constructor, sc *scenario) (*env, []string) {
+	e := newEnv(h, newWorker, sc)
+	if sc.setup != nil {
+		sc.setup(e)
+	}
+	e.run()
+	expect := sc.expect
+	if expect == nil {
+		expect = (*env).expectSentOnce
+	}
+	e.mu.Lock()
+	problems := append([]string(nil), e.problems...)
+	e.mu.Unlock()
+	return e, append(problems, expect(e)...)
+}
+
+// playAll plays each scenario quietly and stops at the first that goes
+// wrong. It plays that one again into the case's history, so the timeline
+// the student reads is exactly the failing run, and fails t with its
+// problems. Scenarios are deterministic, so the second run is the first
+// one again.
+func playAll(t *testing.T, h *suites.History, newWorker constructor, scs ...*scenario) {
+	t.Helper()
+	for i, sc := range scs {
+		if _, problems := play(suites.NewHistory(), newWorker, sc); len(problems) == 0 {
+			continue
+		} else {
+			failScenario(t, h, newWorker, sc, i, len(scs), problems)
+			return
+		}
+	}
+}
+
+// failScenario replays sc into h and reports its problems.
+func failScenario(t *testing.T, h *suites.History, newWorker constructor, sc *scenario, i, n int, problems []string) {
+	t.Helper()
+	h.Restart()
+	if n > 1 {
+		h.Note("scenario %d of %d: %s", i+1, n, sc.name)
+	} else {
+		h.Note("scenario: %s", sc.name)
+	}
+	if _, again := play(h, newWorker, sc); len(again) > 0 {
+		problems = again
+	} else {
+		problems = append(problems, "(played a second time, this scenario passed: the worker does not behave the same way on every run)")
+	}
+	t.Errorf("scenario %q:\n%s", sc.name, strings.Join(problems, "\n"))
+}
+
+// run is the queue: it delivers every task until it is acknowledged or has
+// been delivered maxDeliveries times, one delivery at a time, in order of
+// visibility.
+func (e *env) run() {
+	type entry struct {
+		task Task
+		at   time.Time
+	}
+	var queue []entry
+	idleRuns := map[string]int{}
+	for _, t := range e.sc.tasks {
+		queue = append(queue, entry{t, time.Now()})
+	}
+	for len(queue) > 0 && !e.stopped() {
+		slices.SortStableFunc(queue, func(a, b entry) int { return a.at.Compare(b.at) })
+		next := queue[0]
+		queue = queue[1:]
+		if d := time.Until(next.at); d > 0 {
+			time.Sleep(d)
+		}
+		crashed, acked, idle := e.deliver(next.task)
+		if acked || e.count(e.deliveries, next.task.ID) >= maxDeliveries {
+			continue
+		}
+		if idle {
+			idleRuns[next.task.ID]++
+		} else {
+			idleRuns[next.task.ID] = 0
+		}
+		if idleRuns[next.task.ID] == maxIdle {
+			e.h.Note("the queue stops delivering %s: %d deliveries in a row returned an error without a single call to the store, the provider or Ack", next.task.ID, maxIdle)
+			continue
+		}
+		delay := visibility
+		if e.sc.redelivery != nil {
+			delay = e.sc.redelivery(crashed)
+		}
+		if delay != visibility {
+			e.h.Note("the queue holds %s back for %v", next.task.ID, delay)
+		}
+		queue = append(queue, entry{next.task, time.Now().Add(delay)})
+	}
+	if len(e.sc.again) > 0 && !e.stopped() {
+		time.Sleep(time.Hour)
+		for _, t := range e.sc.again {
+			e.h.Note("an hour later the queue delivers %s once more (at least once: a late duplicate)", t.ID)
+			e.deliver(t)
+		}
+	}
+	// Requests still on their way reach the provider before anyone counts.
+	time.Sleep(settle)
+	e.recordInboxes()
+}
+
+func (e *env) stopped() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runaway
+}
+
+func (e *env) count(m map[string]int, k string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return m[k]
+}
+
+// process returns the running worker process, starting a new one (a
+// restart) if there is none.
+func (e *env) process() *incarnation {
+	if e.inc != nil && !e.inc.isDead() {
+		return e.inc
+	}
+	e.incs++
+	inc := &incarnation{n: e.incs, name: fmt.Sprintf("worker #%d", e.incs), dead: make(chan struct{})}
+	if inc.n > 1 {
+		e.h.Record(inc.name, "starts", "a new process: nothing in memory, the same store and provider")
+	}
+	inc.w = e.newWorker(Deps{Provider: apiProxy{e, inc}, Store: storeProxy{e, inc}, NewID: e.newID})
+	e.inc = inc
+	return inc
+}
+
+// deliver hands one delivery of task to the running worker process and
+// waits until Process returns or the process dies. idle reports a delivery
+// that returned an error without calling any dependency.
+func (e *env) deliver(task Task) (crashed, acked, idle bool) {
+	inc := e.process()
+	e.mu.Lock()
+	callsBefore := e.calls
+	e.deliveries[task.ID]++
+	n := e.deliveries[task.ID]
+	e.current = task.ID
+	inc.processing = true
+	e.mu.Unlock()
+	e.h.Record("queue", fmt.Sprintf("delivers %s (delivery %d)", task.ID, n), "to "+inc.name)
+
+	ctx, cancel := context.WithTimeout(context.Background(), lease)
+	defer cancel()
+	d := Delivery{Task: task, Attempt: n, Ack: e.ack(inc, task)}
+	result := make(chan error, 1)
+	suites.Go(func() { result <- inc.w.Process(ctx, d) })
+	hung := time.NewTimer(lease + time.Minute)
+	defer hung.Stop()
+	var err error
+	returned := false
+	select {
+	case err = <-result:
+		returned = true
+	case <-inc.dead:
+	case <-hung.C:
+		e.h.Record(inc.name, fmt.Sprintf("Process(%s)", task.ID), "still running a minute after its deadline: the suite replaces the process")
+		e.problem("Process(%s) was still running %v after its context's deadline, want it to return (and leave the task unacknowledged) when ctx is done", task.ID, time.Minute)
+		inc.once.Do(func() { close(inc.dead) })
+	}
+
+	e.mu.Lock()
+	inc.processing = false
+	if inc.isDead() {
+		crashed = true
+		e.crashed[task.ID]++
+		e.inc = nil
+	} else if returned {
+		e.returns[task.ID] = append(e.returns[task.ID], err)
+	}
+	acked = e.acks[task.ID] > 0
+	idle = returned && err != nil && e.calls == callsBefore
+	e.mu.Unlock()
+	if returned && !crashed {
+		e.h.Record(inc.name, fmt.Sprintf("Process(%s)", task.ID), describeErr(err))
+	}
+	return crashed, acked, idle
+}
+
+func describeErr(err error) string {
+	if err == nil {
+		return "returns nil"
+	}
+	return "returns error: " + err.Error()
+}
+
+func (e *env) problem(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.problems = append(e.problems, fmt.Sprintf(format, args...))
+}
+
+// newID is Deps.NewID: unique across every process of the run.
+func (e *env) newID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.nextID++
+	return fmt.Sprintf("op-%06d", e.nextID)
+}
+
+// enter is the start of every dependency call: it ends the goroutine of a
+// dead process, stops a runaway worker, adds the call to the trace and asks
+// the crash plan what to do.
+func (e *env) enter(inc *incarnation, c call) crash {
+	if inc.isDead() {
+		runtime.Goexit() // a dead process makes no more calls
+	}
+	e.mu.Lock()
+	if !inc.processing {
+		e.mu.Unlock()
+		return noCrash // a call from the constructor, or between deliveries
+	}
+	e.calls++
+	if e.calls > callsPerTask*len(e.sc.tasks) {
+		first := !e.runaway
+		e.runaway = true
+		e.mu.Unlock()
+		if first {
+			e.problem("the worker made more than %d calls to the provider, the store and the queue for %d task(s), and the suite stopped it: is it retrying something that can never succeed, or retrying without waiting?", callsPerTask*len(e.sc.tasks), len(e.sc.tasks))
+		}
+		e.die(inc, "stopped by the suite: too many calls")
+	}
+	inc.seq++
+	c.inc, c.seq, c.task, c.afterReceipt = inc.n, inc.seq, e.current, inc.receipts > 0
+	e.trace = append(e.trace, c)
+	act := noCrash
+	limit := max(e.sc.maxCrashes, 1)
+	if e.sc.plan != nil && e.crashes < limit {
+		act = e.sc.plan(e, c)
+		if act == crashInFlight && c.op != "Send" {
+			act = crashAfter
+		}
+		if act != noCrash {
+			e.crashes++
+		}
+	}
+	e.mu.Unlock()
+	return act
+}
+
+// die records the crash of inc and ends the calling goroutine.
+func (e *env) die(inc *incarnation, how string) {
+	inc.once.Do(func() {
+		e.h.Record(inc.name, "CRASHES", how)
+		close(inc.dead)
+	})
+	runtime.Goexit()
+}
+
+// ack returns the Ack function of one delivery.
+func (e *env) ack(inc *incarnation, task Task) func(context.Context) error {
+	return func(context.Context) error {
+		act := e.enter(inc, call{op: "Ack", arg: task.ID})
+		if act == crashBefore {
+			e.die(inc, fmt.Sprintf("while calling Ack(%s), before the queue got the acknowledgement", task.ID))
+		}
+		e.mu.Lock()
+		e.acks[task.ID]++
+		e.mu.Unlock()
+		e.h.Record(inc.name, fmt.Sprintf("Ack(%s)", task.ID), "the queue removes the task")
+		if act != noCrash {
+			e.die(inc, fmt.Sprintf("right after the queue got Ack(%s)", task.ID))
+		}
+		return nil
+	}
+}
+
+// storeProxy is the durable store as one worker process sees it.
+type storeProxy struct {
+	e   *env
+	inc *incarnation
+}
+
+// Load implements Store.
+func (s storeProxy) Load(ctx context.Context, taskID string) (Record, bool, error) {
+	e := s.e
+	act := e.enter(s.inc, call{op: "Load", arg: taskID})
+	if act == crashBefore {
+		e.die(s.inc, fmt.Sprintf("while calling store.Load(%s)", taskID))
+	}
+	e.mu.Lock()
+	r, ok := e.records[taskID]
+	e.mu.Unlock()
+	out := "no record"
+	if ok {
+		out = r.String()
+	}
+	e.h.Record(s.inc.name, fmt.Sprintf("store.Load(%s)", taskID), out)
+	if act != noCrash {
+		e.die(s.inc, fmt.Sprintf("right after store.Load(%s) answered, before the worker saw the answer", taskID))
+	}
+	return r, ok, nil
+}
+
+// Save implements Store.
+func (s storeProxy) Save(ctx context.Context, taskID string, r Record) error {
+	e := s.e
+	act := e.enter(s.inc, call{op: "Save", arg: string(r.State)})
+	if act == crashBefore {
+		e.die(s.inc, fmt.Sprintf("while calling store.Save(%s, {%s}), before the write took effect", taskID, r))
+	}
+	e.mu.Lock()
+	e.records[taskID] = r
+	e.saves[taskID] = append(e.saves[taskID], r)
+	e.mu.Unlock()
+	e.h.Record(s.inc.name, fmt.Sprintf("store.Save(%s)", taskID), r.String())
+	if act != noCrash {
+		e.die(s.inc, fmt.Sprintf("right after store.Save(%s) took effect, before it returned", taskID))
+	}
+	return nil
+}
+
+// apiProxy is the provider as one worker process sees it.
+type apiProxy struct {
+	e   *env
+	inc *incarnation
+}
+
+// Send implements provider.API.
+func (a apiProxy) Send(ctx context.Context, acct, key string, req provider.SendRequest) (provider.Receipt, error) {
+	e := a.e
+	act := e.enter(a.inc, call{op: "Send", arg: key})
+	e.mu.Lock()
+	e.keys[e.current] = append(e.keys[e.current], key)
+	hook := e.beforeSend
+	e.beforeSend = nil
+	e.mu.Unlock()
+	switch act {
+	case crashBefore:
+		e.die(a.inc, fmt.Sprintf("while calling Send(%s), before the request left the process", key))
+	case crashInFlight:
+		// The request is on the wire. The provider goes on with it; the
+		// process that sent it is gone.
+		// Settle returns once the request is inside the provider (parked
+		// there, or answered), so the timeline shows it before the crash.
+		suites.Go(func() { e.p.Send(context.WithoutCancel(ctx), acct, key, req) }).Settle()
+		e.die(a.inc, fmt.Sprintf("while Send(%s) is on its way: the provider has the request, the worker is gone", key))
+	}
+	if hook != nil {
+		hook(ctx, acct, key, req)
+	}
+	r, err := e.p.Send(ctx, acct, key, req)
+	if act == crashAfter {
+		e.die(a.inc, fmt.Sprintf("after the provider handled Send(%s), before its answer reached the worker", key))
+	}
+	if err == nil {
+		e.mu.Lock()
+		a.inc.receipts++
+		e.mu.Unlock()
+	}
+	e.noteNoAnswer(a.inc, "Send", key, err)
+	return r, err
+}
+
+// noteNoAnswer records a call that ended without an answer: the provider's
+// log says what it did, but not that the worker never heard of it.
+func (e *env) noteNoAnswer(inc *incarnation, op, key string, err error) {
+	if provider.Ambiguous(err) {
+		e.h.Record(inc.name, fmt.Sprintf("%s(%s)", op, key), "gets no answer: "+err.Error())
+	}
+}
+
+// Status implements provider.API.
+func (a apiProxy) Status(ctx context.Context, acct, key string) (provider.Receipt, error) {
+	e := a.e
+	act := e.enter(a.inc, call{op: "Status", arg: key})
+	if act == crashBefore {
+		e.die(a.inc, fmt.Sprintf("while calling Status(%s), before the request left the process", key))
+	}
+	r, err := e.p.Status(ctx, acct, key)
+	if act != noCrash {
+		e.die(a.inc, fmt.Sprintf("after the provider answered Status(%s), before the answer reached the worker", key))
+	}
+	e.noteNoAnswer(a.inc, "Status", key, err)
+	return r, err
+}
+
+// Find implements provider.API.
+func (a apiProxy) Find(ctx context.Context, acct, reference string) ([]provider.Receipt, error) {
+	e := a.e
+	act := e.enter(a.inc, call{op: "Find", arg: reference})
+	if act == crashBefore {
+		e.die(a.inc, fmt.Sprintf("while calling Find(%s), before the request left the process", reference))
+	}
+	r, err := e.p.Find(ctx, acct, reference)
+	if act != noCrash {
+		e.die(a.inc, fmt.Sprintf("after the provider answered Find(%s), before the answer reached the worker", reference))
+	}
+	e.noteNoAnswer(a.inc, "Find", reference, err)
+	return r, err
+}
+
+// recordInboxes adds to the history what every customer of the scenario
+// actually received.
+func (e *env) recordInboxes() {
+	var recipients []string
+	for _, t := range e.sc.tasks {
+		if !slices.Contains(recipients, t.Recipient) {
+			recipients = append(recipients, t.Recipient)
+		}
+	}
+	for _, r := range recipients {
+		ds := e.p.Deliveries(r)
+		var items []string
+		for _, d := range ds {
+			items = append(items, fmt.Sprintf("%s (%s, key %s)", d.RequestID, d.DocumentID, d.Key))
+		}
+		e.h.Record("inbox", fmt.Sprintf("customer %s has received %s", r, plural(len(ds), "signing request")), strings.Join(items, ", "))
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// deliveriesOf returns what task's recipient received of task's document.
+func (e *env) deliveriesOf(task Task) []provider.Delivery {
+	var out []provider.Delivery
+	for _, d := range e.p.Deliveries(task.Recipient) {
+		if d.DocumentID == task.DocumentID && d.Account == task.Account {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// expectSentOnce checks the end state every task should reach: its customer
+// received its signing request exactly once, its durable record says sent
+// with that request's id, and the queue got its acknowledgement.
+func (e *env) expectSentOnce() []string {
+	var problems []string
+	for _, task := range e.sc.tasks {
+		problems = append(problems, e.expectTaskSent(task)...)
+	}
+	return problems
+}
+
+func (e *env) expectTaskSent(task Task) []string {
+	var problems []string
+	ds := e.deliveriesOf(task)
+	if len(ds) != 1 {
+		msg := fmt.Sprintf("customer %s has received %s for %s (%s), want 1", task.Recipient, plural(len(ds), "signing request"), task.DocumentID, task.ID)
+		if len(ds) > 1 {
+			var keys []string
+			for _, d := range ds {
+				keys = append(keys, d.Key)
+			}
+			msg += fmt.Sprintf(": they were sent with the keys %s", strings.Join(keys, ", "))
+		}
+		problems = append(problems, msg)
+	}
+	e.mu.Lock()
+	rec, ok := e.records[task.ID]
+	acks := e.acks[task.ID]
+	deliveries := e.deliveries[task.ID]
+	returns := e.returns[task.ID]
+	crashes := e.crashed[task.ID]
+	e.mu.Unlock()
+	if len(ds) == 1 {
+		want := ds[0].RequestID
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = no record, want sent %s", task.ID, want))
+		case rec.State == Sent && rec.RequestID == want:
+		case rec.State == Failed:
+			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent %s: the task is recorded failed although %s received the signing request", task.ID, rec, want, task.Recipient))
+		case rec.State == Pending && acks > 0:
+			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent %s: the task was acknowledged, so the queue will not deliver it again, and its outcome was never recorded", task.ID, rec, want))
+		default:
+			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent %s", task.ID, rec, want))
+		}
+	}
+	if acks == 0 {
+		msg := fmt.Sprintf("%s was delivered %d times and never acknowledged", task.ID, deliveries)
+		switch {
+		case len(returns) > 0 && returns[len(returns)-1] != nil:
+			msg += fmt.Sprintf("; the last Process(%s) returned: %v", task.ID, returns[len(returns)-1])
+		case len(returns) > 0:
+			msg += fmt.Sprintf("; the last Process(%s) returned nil without calling d.Ack", task.ID)
+		case crashes > 0:
+			msg += "; every delivery ended in a crash"
+		}
+		problems = append(problems, msg)
+	}
+	return problems
+}
+
+// sendKeys returns the keys of the Sends made for taskID, without repeats,
+// in order.
+func (e *env) sendKeys(taskID string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, k := range e.keys[taskID] {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// errorsIs reports whether any error in errs matches target.
+func errorsIs(errs []error, target error) bool {
+	for _, err := range errs {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
