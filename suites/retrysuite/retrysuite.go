@@ -369,6 +369,15 @@ func (o *outcome) lastAt() time.Duration {
 	return o.attempts[len(o.attempts)-1].at
 }
 
+// maxCalls is how many times one Do may call the operation before the suite
+// stops it: no case allows more than 20 attempts, and a loop without a bound
+// would otherwise run forever on virtual time.
+const maxCalls = 1000
+
+// errRunaway is the panic the operation raises, through the implementation's
+// Do, to stop a loop that does not end; caller.do recovers it.
+var errRunaway = errors.New("retrysuite: the operation was called too many times")
+
 // caller runs Do calls against a scripted dependency and records them.
 type caller struct {
 	h     *suites.History // nil: record nothing
@@ -382,7 +391,7 @@ type caller struct {
 // do calls Do once, synchronously, and returns what happened. A panic in the
 // implementation fails the test (instead of crashing the bubble). It is
 // safe to call from several goroutines at once on different callers.
-func (c *caller) do(t *testing.T, ctx context.Context) *outcome {
+func (c *caller) do(t testing.TB, ctx context.Context) *outcome {
 	t.Helper()
 	o := &outcome{}
 	var mu sync.Mutex // guards o.attempts against an op called concurrently
@@ -390,6 +399,10 @@ func (c *caller) do(t *testing.T, ctx context.Context) *outcome {
 	op := func(opCtx context.Context) error {
 		mu.Lock()
 		k := len(o.attempts) + 1
+		if k > maxCalls {
+			mu.Unlock()
+			panic(errRunaway)
+		}
 		at := time.Since(start)
 		o.attempts = append(o.attempts, attempt{at: at})
 		mu.Unlock()
@@ -411,6 +424,10 @@ func (c *caller) do(t *testing.T, ctx context.Context) *outcome {
 			if p := recover(); p != nil {
 				o.panicked = true
 				o.err = fmt.Errorf("panic: %v", p)
+				if p == errRunaway {
+					t.Errorf("Do called the operation more than %d times and was still going; the suite stopped it: every retry loop needs a bound", maxCalls)
+					return
+				}
 				t.Errorf("Do panicked: %v", p)
 			}
 		}()
@@ -438,7 +455,8 @@ func doResult(err error) string {
 
 // goDo starts c.do in a goroutine and returns the call and where its outcome
 // will be once the call has finished.
-func (c *caller) goDo(t *testing.T, ctx context.Context) (*suites.Call, *outcome) {
+func (c *caller) goDo(t testing.TB, ctx context.Context) (*suites.Call, *outcome) {
+	t.Helper()
 	o := &outcome{}
 	call := suites.Go(func() { *o = *c.do(t, ctx) })
 	return call, o
@@ -446,7 +464,7 @@ func (c *caller) goDo(t *testing.T, ctx context.Context) (*suites.Call, *outcome
 
 // requireAttempts fails the test when Do made no attempt at all, which is
 // how an unfinished Do shows up, so that later checks do not pass vacuously.
-func requireAttempts(t *testing.T, what string, o *outcome) bool {
+func requireAttempts(t testing.TB, what string, o *outcome) bool {
 	t.Helper()
 	if len(o.attempts) == 0 && !o.panicked {
 		t.Errorf("%s: Do made no attempt and returned %v, want it to call the operation", what, o.err)
@@ -500,7 +518,7 @@ func (s *countingSource) Uint64() uint64 {
 }
 
 // delayOf calls Delay(n) and turns a panic into a fatal failure.
-func delayOf(t *testing.T, r Retrier, n int) (d time.Duration) {
+func delayOf(t testing.TB, r Retrier, n int) (d time.Duration) {
 	t.Helper()
 	defer func() {
 		if p := recover(); p != nil {
@@ -921,6 +939,42 @@ func checkDeadline(t *testing.T, h *suites.History, tg target) {
 			}
 		})
 	}
+
+	// An attempt that hangs must be cut off at the deadline too: the
+	// operation waits for its context, or for an hour if the context never
+	// ends. (It waits on a channel and a timer, never on a mutex, so the
+	// bubble's clock can move.)
+	bubble(t, h, func(t *testing.T) {
+		h.Note("Policy.Timeout = 10s; attempt 1 hangs until its context ends (or for an hour)")
+		cfg := Config[any]{MaxAttempts: 3, Base: time.Second, Cap: 8 * time.Second, Timeout: deadline, Rand: seeded(seed, 9)}
+		c := &caller{h: h, actor: "caller", r: tg.policy(cfg), script: func(opCtx context.Context, k int) error {
+			if k > 1 {
+				return unavailable(k)
+			}
+			select {
+			case <-opCtx.Done():
+				return fmt.Errorf("sign document: no answer: %w", opCtx.Err())
+			case <-time.After(time.Hour):
+				return fmt.Errorf("sign document: no answer after an hour: %w", errNoAnswer)
+			}
+		}}
+		o := c.do(t, context.Background())
+		if !requireAttempts(t, "a hanging attempt", o) {
+			return
+		}
+		if o.returned > deadline {
+			t.Errorf("with Policy.Timeout = 10s, attempt 1 hung and Do returned at t=%v, want by the deadline: the context Do passes to each attempt must end at the deadline", o.returned)
+		}
+		for k, a := range o.attempts {
+			if a.at >= deadline {
+				t.Errorf("attempt %d started at t=%v, want no attempt at or after the 10s deadline", k+1, a.at)
+				break
+			}
+		}
+		if !errors.Is(o.err, context.DeadlineExceeded) {
+			t.Errorf("Do(...) = %v, want an error wrapping context.DeadlineExceeded", o.err)
+		}
+	})
 }
 
 // ---------------------------------------------------------------------------
