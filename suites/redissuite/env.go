@@ -202,15 +202,23 @@ type keyInfo struct {
 // server sees them now.
 func (e *env) keys() []keyInfo {
 	e.t.Helper()
-	return e.scan(e.prefix+"*", true)
+	keys, err := e.scan(e.prefix+"*", true)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return keys
 }
 
 // keysOutsidePrefix lists keys that do not start with the case's prefix.
 // Only meaningful on the private miniredis.
 func (e *env) keysOutsidePrefix() []string {
 	e.t.Helper()
+	keys, err := e.scan("*", false)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	var out []string
-	for _, k := range e.scan("*", false) {
+	for _, k := range keys {
 		if !strings.HasPrefix(k.name, e.prefix) {
 			out = append(out, k.name)
 		}
@@ -218,8 +226,9 @@ func (e *env) keysOutsidePrefix() []string {
 	return out
 }
 
-func (e *env) scan(match string, ttl bool) []keyInfo {
-	e.t.Helper()
+// scan lists the keys matching match, with their TTLs if ttl is set. It
+// may be called from any goroutine.
+func (e *env) scan(match string, ttl bool) ([]keyInfo, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), promptly)
 	defer cancel()
 	var out []keyInfo
@@ -229,7 +238,7 @@ func (e *env) scan(match string, ttl bool) []keyInfo {
 		if ttl {
 			n, err := e.inspect.Do(ctx, "PTTL", k.name).Int64()
 			if err != nil {
-				e.t.Fatalf("redis PTTL %s: %v", k.name, err)
+				return nil, fmt.Errorf("redis PTTL %s: %v", k.name, err)
 			}
 			if n == -2 { // expired between SCAN and PTTL
 				continue
@@ -239,10 +248,10 @@ func (e *env) scan(match string, ttl bool) []keyInfo {
 		out = append(out, k)
 	}
 	if err := iter.Err(); err != nil {
-		e.t.Fatalf("redis SCAN %s: %v", match, err)
+		return nil, fmt.Errorf("redis SCAN %s: %v", match, err)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
+	return out, nil
 }
 
 // short is a key or a command as the student reads it: without the case's
@@ -329,9 +338,10 @@ type proc struct {
 	rdb   *redis.Client
 	store store
 
-	sent      atomic.Int64 // commands (or pipelines) sent
-	crashAt   atomic.Int64 // 0: never crash; n: commands after the n-th fail
-	crashed   atomic.Bool  // a command was refused because of crashAt
+	sent      atomic.Int64           // commands (or pipelines) sent
+	crashAt   atomic.Int64           // 0: never crash; n: commands after the n-th fail
+	crashed   atomic.Bool            // a command was refused because of crashAt
+	onCrash   atomic.Pointer[func()] // called once, at the crash, in the process's goroutine
 	gate      atomic.Pointer[gateFunc]
 	dials     atomic.Int64  // dials refused while the server was away
 	refused   atomic.Int64  // commands refused after a crash
@@ -476,6 +486,9 @@ func (p *proc) before(desc string) error {
 	if at := p.crashAt.Load(); at > 0 && n > at {
 		if !p.crashed.Swap(true) {
 			p.e.h.Recordf(p.name, "process crashes", "after command %d: %s", at, p.cmd(at))
+			if f := p.onCrash.Load(); f != nil {
+				(*f)()
+			}
 		}
 		if p.refused.Add(1) >= 50 {
 			p.stormOnce.Do(func() { close(p.storm) })
