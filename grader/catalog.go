@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fourth-outcome/labkit/suites"
+	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
 	"github.com/fourth-outcome/labkit/suites/claimsuite"
 	"github.com/fourth-outcome/labkit/suites/redissuite"
 	"github.com/fourth-outcome/labkit/suites/retrysuite"
@@ -72,6 +73,26 @@ func TestRedis(t *testing.T) {
 		InvalidKey:          ErrInvalidKey,
 		ClaimLost:           ErrClaimLost,
 	})
+}
+`,
+	},
+	{
+		Lab:      ambiguoussuite.Lab,
+		Dir:      "03-ambiguous",
+		Package:  "ambiguous",
+		TestFile: "ambiguous_test.go",
+		TestSource: `package ambiguous
+
+import (
+	"testing"
+
+	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
+)
+
+// TestAmbiguous runs the lab's conformance suite. The grader replaces this file
+// with its own pristine copy, so editing it changes nothing in labctl check.
+func TestAmbiguous(t *testing.T) {
+	ambiguoussuite.Run(t, New)
 }
 `,
 	},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -362,7 +363,20 @@ func (e *env) deliver(task Task) (crashed, acked, idle bool) {
 	defer cancel()
 	d := Delivery{Task: task, Attempt: n, Ack: e.ack(inc, task)}
 	result := make(chan error, 1)
-	suites.Go(func() { result <- inc.w.Process(ctx, d) })
+	suites.Go(func() {
+		// A panic kills a real process: report it, and treat it as a
+		// crash, rather than let it end the whole test binary.
+		defer func() {
+			if r := recover(); r != nil {
+				e.problem("Process(%s) panicked: %v\n%s", task.ID, r, panicStack())
+				inc.once.Do(func() {
+					e.h.Record(inc.name, "PANICS", fmt.Sprint(r))
+					close(inc.dead)
+				})
+			}
+		}()
+		result <- inc.w.Process(ctx, d)
+	})
 	hung := time.NewTimer(lease + time.Minute)
 	defer hung.Stop()
 	var err error
@@ -393,6 +407,22 @@ func (e *env) deliver(task Task) (crashed, acked, idle bool) {
 		e.h.Record(inc.name, fmt.Sprintf("Process(%s)", task.ID), describeErr(err))
 	}
 	return crashed, acked, idle
+}
+
+// panicStack returns the stack of a recovered panic from the panic on,
+// shortened.
+func panicStack() string {
+	lines := strings.Split(string(debug.Stack()), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") {
+			lines = lines[i:]
+			break
+		}
+	}
+	if len(lines) > 16 {
+		lines = append(lines[:16], "\t...")
+	}
+	return strings.Join(lines, "\n")
 }
 
 func describeErr(err error) string {
