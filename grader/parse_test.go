@@ -1,0 +1,130 @@
+package grader
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fourth-outcome/labkit/suites"
+)
+
+// stream builds a test2json stream from compact lines "ACTION TEST OUTPUT".
+func stream(t *testing.T, lines ...string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range lines {
+		action, rest, _ := strings.Cut(l, " ")
+		test, output, _ := strings.Cut(rest, " ")
+		if test == "-" {
+			test = ""
+		}
+		e := map[string]any{"Action": action, "Package": "example/labs/01-claim"}
+		if test != "" {
+			e["Test"] = test
+		}
+		if action == "output" {
+			e["Output"] = output + "\n"
+		}
+		data, err := json.Marshal(e)
+		require.NoError(t, err)
+		b.Write(data)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func parseStream(t *testing.T, lab Lab, s string) *Report {
+	t.Helper()
+	p := newParser(lab, "/kit/labs/01-claim", nil)
+	p.consume(strings.NewReader(s))
+	return p.report("")
+}
+
+func TestParseFailingCaseKeepsMessagesAndTimeline(t *testing.T) {
+	lab := Lab{Lab: suites.Lab{Number: 1, Slug: "claim", Title: "Claim", TestName: "TestClaim",
+		Cases: []suites.Case{{Name: "first", Concept: "c1", Points: 40, Explanation: "E1"}, {Name: "second", Concept: "c2", Points: 60, Explanation: "E2"}}}}
+	rep := parseStream(t, lab, stream(t,
+		"run TestClaim",
+		"run TestClaim/first",
+		"output TestClaim/first === RUN   TestClaim/first",
+		"pass TestClaim/first",
+		"run TestClaim/second",
+		`output TestClaim/second     claimsuite.go:42: Do("k1") = "", nil, want "x", nil`,
+		"output TestClaim/second     suites.go:151: why it matters: E2",
+		"output TestClaim/second         "+suites.TimelineStart,
+		"output TestClaim/second         t=0s  worker A  Do(k1) -> executed",
+		"output TestClaim/second         "+suites.TimelineEnd,
+		"output TestClaim/second --- FAIL: TestClaim/second (0.00s)",
+		"fail TestClaim/second",
+		"fail TestClaim",
+		"fail -",
+	))
+	want := []CaseResult{
+		{Name: "first", Concept: "c1", Points: 40, Earned: 40, Status: StatusPass, Explanation: "E1"},
+		{Name: "second", Concept: "c2", Points: 60, Status: StatusFail, Explanation: "E2",
+			Output:   []string{`Do("k1") = "", nil, want "x", nil`},
+			Timeline: []string{"t=0s  worker A  Do(k1) -> executed"}},
+	}
+	if diff := cmp.Diff(want, rep.Cases, cmpopts.IgnoreFields(CaseResult{}, "Elapsed")); diff != "" {
+		t.Errorf("cases mismatch (-want +got):\n%s", diff)
+	}
+	if rep.Score != 40 || rep.Passed {
+		t.Errorf("score %d passed %v, want 40 false", rep.Score, rep.Passed)
+	}
+}
+
+func TestParseStatuses(t *testing.T) {
+	lab := Lab{Lab: suites.Lab{Number: 1, TestName: "TestClaim",
+		Cases: []suites.Case{{Name: "a", Points: 50}, {Name: "b", Points: 50}}}}
+	tests := []struct {
+		name  string
+		lines []string
+		want  []Status
+	}{
+		{"all pass", []string{"run TestClaim/a", "pass TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "pass -"}, []Status{StatusPass, StatusPass}},
+		{"panic recovered by the suite", []string{"run TestClaim/a", "output TestClaim/a     suites.go:1: panic: boom", "fail TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "fail -"}, []Status{StatusPanic, StatusPass}},
+		{"data race", []string{"run TestClaim/a", "output TestClaim/a WARNING: DATA RACE", "output TestClaim/a     testing.go:1: race detected during execution of test", "fail TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "fail -"}, []Status{StatusRace, StatusPass}},
+		{"binary died", []string{"run TestClaim/a", "output - fatal error: concurrent map writes", "fail -"}, []Status{StatusNoFinish, StatusNotRun}},
+		{"timeout", []string{"run TestClaim/a", "pass TestClaim/a", "run TestClaim/b", "output TestClaim/b panic: test timed out after 5s", "fail -"}, []Status{StatusPass, StatusTimeout}},
+		{"binary exited 0 early", []string{"pass -"}, []Status{StatusNotRun, StatusNotRun}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := parseStream(t, lab, stream(t, tt.lines...))
+			var got []Status
+			for _, c := range rep.Cases {
+				got = append(got, c.Status)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+			if allPass := tt.name == "all pass"; rep.Passed != allPass {
+				t.Errorf("Passed = %v, want %v", rep.Passed, allPass)
+			}
+		})
+	}
+}
+
+func TestParseBuildFailure(t *testing.T) {
+	lab := claimLab(t)
+	s := `{"ImportPath":"example/labs/01-claim [example/labs/01-claim.test]","Action":"build-output","Output":"# example/labs/01-claim\n"}
+{"ImportPath":"example/labs/01-claim [example/labs/01-claim.test]","Action":"build-output","Output":"labs/01-claim/claim.go:12:9: undefined: errInProgress\n"}
+{"ImportPath":"example/labs/01-claim [example/labs/01-claim.test]","Action":"build-fail"}
+{"Action":"start","Package":"example/labs/01-claim"}
+{"Action":"output","Package":"example/labs/01-claim","Output":"FAIL\texample/labs/01-claim [build failed]\n"}
+{"Action":"fail","Package":"example/labs/01-claim","Elapsed":0,"FailedBuild":"example/labs/01-claim [example/labs/01-claim.test]"}
+`
+	rep := parseStream(t, lab, s)
+	require.NotNil(t, rep.Build, "a build failure must be reported")
+	want := []CompileError{{File: "claim.go", Line: 12, Column: 9, Message: "undefined: errInProgress"}}
+	if diff := cmp.Diff(want, rep.Build.Errors); diff != "" {
+		t.Errorf("compile errors (-want +got):\n%s", diff)
+	}
+	if rep.Passed || rep.Score != 0 {
+		t.Errorf("Passed %v score %d, want false 0", rep.Passed, rep.Score)
+	}
+}
