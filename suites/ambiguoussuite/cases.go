@@ -61,7 +61,7 @@ func afterCrash(d time.Duration) func(bool) time.Duration {
 // probe plays sc quietly and returns its env. When sc goes wrong, probe
 // reports it as the case's failure and returns nil: the crash scenarios
 // derived from a run that fails on its own would only repeat the failure.
-func probe(t *testing.T, h *suites.History, newWorker constructor, sc *scenario) *env {
+func probe(t testing.TB, h *suites.History, newWorker constructor, sc *scenario) *env {
 	t.Helper()
 	e, problems := play(suites.NewHistory(), newWorker, sc)
 	if len(problems) > 0 {

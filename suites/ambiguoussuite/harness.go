@@ -2,7 +2,6 @@ package ambiguoussuite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -234,12 +233,10 @@ func play(h *suites.History, newWorker constructor, sc *scenario) (*env, []strin
 // the student reads is exactly the failing run, and fails t with its
 // problems. Scenarios are deterministic, so the second run is the first
 // one again.
-func playAll(t *testing.T, h *suites.History, newWorker constructor, scs ...*scenario) {
+func playAll(t testing.TB, h *suites.History, newWorker constructor, scs ...*scenario) {
 	t.Helper()
 	for i, sc := range scs {
-		if _, problems := play(suites.NewHistory(), newWorker, sc); len(problems) == 0 {
-			continue
-		} else {
+		if _, problems := play(suites.NewHistory(), newWorker, sc); len(problems) > 0 {
 			failScenario(t, h, newWorker, sc, i, len(scs), problems)
 			return
 		}
@@ -247,7 +244,7 @@ func playAll(t *testing.T, h *suites.History, newWorker constructor, scs ...*sce
 }
 
 // failScenario replays sc into h and reports its problems.
-func failScenario(t *testing.T, h *suites.History, newWorker constructor, sc *scenario, i, n int, problems []string) {
+func failScenario(t testing.TB, h *suites.History, newWorker constructor, sc *scenario, i, n int, problems []string) {
 	t.Helper()
 	h.Restart()
 	if n > 1 {
@@ -748,14 +745,4 @@ func (e *env) sendKeys(taskID string) []string {
 		}
 	}
 	return out
-}
-
-// errorsIs reports whether any error in errs matches target.
-func errorsIs(errs []error, target error) bool {
-	for _, err := range errs {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	return false
 }

@@ -58,11 +58,16 @@ type State = ambiguoussuite.State
 
 // The states of a Record.
 const (
-	// Pending: an operation id is assigned; the outcome is not known yet.
+	// Pending means an operation id is assigned and the outcome is not
+	// known yet.
 	Pending = ambiguoussuite.Pending
-	// Sent: the provider committed the signing request (Record.RequestID).
+
+	// Sent means the provider committed the signing request; the record's
+	// RequestID says which one.
 	Sent = ambiguoussuite.Sent
-	// Failed: the provider definitely refused it (Record.Error).
+
+	// Failed means the provider definitely refused the request; the
+	// record's Error says why.
 	Failed = ambiguoussuite.Failed
 )
 
