@@ -259,16 +259,15 @@ func checkInProgress(t *testing.T, h *suites.History, newWorker constructor) {
 				e.mu.Lock()
 				saves := append([]Record(nil), e.saves[task.ID]...)
 				e.mu.Unlock()
+				// Name the first wrong record, if any: it is where the worker
+				// took "in progress" for an answer.
 				for _, r := range saves {
-					switch {
-					case r.State == Sent && r.RequestID == "":
-						problems = append(problems, fmt.Sprintf("store.Save(%q, {%s}) recorded the task as sent without a request id: an in-progress answer is not a receipt", task.ID, r))
-					case r.State == Failed:
-						problems = append(problems, fmt.Sprintf("store.Save(%q, {%s}) recorded the task as failed: an in-progress answer is not a refusal", task.ID, r))
-					default:
-						continue
+					if r.State == Sent && r.RequestID == "" {
+						return append(problems, fmt.Sprintf("store.Save(%q, {%s}) recorded the task as sent without a request id: an in-progress answer is not a receipt", task.ID, r))
 					}
-					break
+					if r.State == Failed {
+						return append(problems, fmt.Sprintf("store.Save(%q, {%s}) recorded the task as failed: an in-progress answer is not a refusal", task.ID, r))
+					}
 				}
 				return problems
 			},
