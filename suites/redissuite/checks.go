@@ -91,7 +91,7 @@ func checkConcurrentClients(t *testing.T, h *suites.History, tg *target) {
 			call.Wait()
 		}
 		if len(stuck) > 0 {
-			t.Errorf("%s neither reached Redis nor returned while the other processes waited: separate processes must not wait for each other inside the store", strings.Join(stuck, ", "))
+			t.Fatalf("%s neither reached Redis nor returned while the other processes waited: separate processes must not wait for each other inside the store (a lock shared by every Store?)", strings.Join(stuck, ", "))
 		}
 		switch n := c.n.Load(); {
 		case n == 0:
@@ -249,7 +249,7 @@ func checkRetention(t *testing.T, h *suites.History, tg *target) {
 
 // takeOver has worker A claim order-1, stall past ClaimTTL, and worker B
 // claim the expired key. It returns both claims.
-func takeOver(t *testing.T, e *env, a, b *proc, key string) (claimA, claimB any) {
+func takeOver(t testing.TB, e *env, a, b *proc, key string) (claimA, claimB any) {
 	t.Helper()
 	claimA, err := a.Claim("acme", key, "fp:doc-42")
 	if err != nil {
@@ -266,7 +266,7 @@ func takeOver(t *testing.T, e *env, a, b *proc, key string) (claimA, claimB any)
 
 // checkStillB verifies, through worker C, that worker B still holds key and
 // that B's result is the one stored. what says what worker A did.
-func checkStillB(t *testing.T, e *env, b, c *proc, key string, claimB any, what string) {
+func checkStillB(t testing.TB, e *env, b, c *proc, key string, claimB any, what string) {
 	t.Helper()
 	errs := e.tg.errs
 	var n counter
@@ -338,7 +338,7 @@ func checkCompareAndActAtomic(t *testing.T, h *suites.History, tg *target) {
 // A is held, its claim expires and worker B claims the key; then A goes on.
 // It reports whether A was held at all (false: op needed at most gap
 // commands).
-func stallBetweenCommands(t *testing.T, e *env, op string, gap int64) bool {
+func stallBetweenCommands(t testing.TB, e *env, op string, gap int64) bool {
 	t.Helper()
 	key := fmt.Sprintf("order-%s-%d", strings.ToLower(op), gap)
 	a, b, c := e.proc("worker A"), e.proc("worker B"), e.proc("worker C")
@@ -388,7 +388,17 @@ func stallBetweenCommands(t *testing.T, e *env, op string, gap int64) bool {
 	}
 	e.h.Recordf("worker A", action, "has sent %s; its connection stalls before %s", a.cmd(start+gap), next)
 	e.advance(e.ClaimTTL + e.Margin)
-	claimB, err := b.Claim("acme", key, "fp:doc-42")
+	// B runs in its own goroutine: a store that holds a lock shared between
+	// processes while A is stalled would block B, and the case must say so
+	// instead of hanging.
+	var claimB any
+	claimed := e.goCall(func() { claimB, err = b.Claim("acme", key, "fp:doc-42") })
+	if !e.waitUntil(claimed.Done) {
+		e.h.Record("worker B", fmt.Sprintf("Claim(%q, %q)", "acme", key), "blocked while worker A is stalled")
+		letGo()
+		claimed.Wait()
+		t.Fatalf(`worker B: Claim("acme", %q) did not return while worker A's connection was stalled: separate processes must not wait for each other inside the store (a lock shared by every Store?)`, key)
+	}
 	if err != nil {
 		t.Fatalf(`worker B: Claim("acme", %q) after worker A's claim expired = %v, want a held claim and a nil error`, key, shortErr(err))
 	}

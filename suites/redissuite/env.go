@@ -49,7 +49,7 @@ const promptly = 2 * time.Second
 // one under a private prefix), a clock that Advance moves, an inspector
 // connection the store never sees, and a factory for processes.
 type env struct {
-	t  *testing.T
+	t  testing.TB
 	h  *suites.History
 	tg *target
 	timing
