@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -312,5 +313,51 @@ func TestGradeBatch(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(out, "perfect", "results.json"))
 	if err := json.Unmarshal(data, &gs); err != nil || gs.Score != 100 || len(gs.Tests) == 0 {
 		t.Errorf("perfect/results.json = %+v, %v; want score 100 with tests", gs, err)
+	}
+}
+
+// TestDocsLinksResolve checks every relative link between course pages:
+// the target page exists and, when the link has an anchor, the page has a
+// heading with that anchor.
+func TestDocsLinksResolve(t *testing.T) {
+	root := kitRoot(t)
+	pages, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	pages = append(pages, filepath.Join(root, "README.md"))
+	labReadmes, _ := filepath.Glob(filepath.Join(root, "labs", "*", "README.md"))
+	pages = append(pages, labReadmes...)
+	link := regexp.MustCompile(`\]\(([^)\s#:]+\.md)(#[^)\s]*)?\)`)
+	rendered := map[string]string{}
+	render := func(path string) string {
+		if s, ok := rendered[path]; ok {
+			return s
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		page, err := grader.RenderHTML("t", string(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rendered[path] = string(page)
+		return rendered[path]
+	}
+	for _, p := range pages {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, p)
+		for _, m := range link.FindAllStringSubmatch(string(src), -1) {
+			target := filepath.Join(filepath.Dir(p), filepath.FromSlash(m[1]))
+			html := render(target)
+			if html == "" {
+				t.Errorf("%s links to %s, which does not exist", rel, m[1])
+				continue
+			}
+			if anchor := strings.TrimPrefix(m[2], "#"); anchor != "" && !strings.Contains(html, `id="`+anchor+`"`) {
+				t.Errorf("%s links to %s#%s, which has no such heading", rel, m[1], anchor)
+			}
+		}
 	}
 }
