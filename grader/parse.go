@@ -44,6 +44,7 @@ type parser struct {
 	buildFailed bool
 	pkgAction   string
 	lastRunning string // the case that was running most recently
+	topEnded    bool   // the top-level test reported pass or fail
 }
 
 func newParser(lab Lab, labDir string, progress io.Writer) *parser {
@@ -108,8 +109,13 @@ func (p *parser) handle(e event) {
 	}
 	name, isCase := p.caseName(e.Test)
 	if !isCase {
-		if e.Action == "output" {
+		switch e.Action {
+		case "output":
 			p.topOutput = append(p.topOutput, strings.TrimRight(e.Output, "\n"))
+		case "pass", "fail", "skip":
+			if e.Test == p.lab.TestName {
+				p.topEnded = true
+			}
 		}
 		return
 	}
@@ -145,6 +151,10 @@ func (p *parser) handle(e event) {
 var (
 	compileErrRE = regexp.MustCompile(`^(?:\./|[^\s:]*/)?([^\s/:]+\.go):(\d+)(?::(\d+))?: (.*)$`)
 	fileLineRE   = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
+	// libLogRE matches log lines a library prints on its own (go-redis's
+	// "redis: 2026/11/29 10:29:30 pool.go:770: ..."), which are noise next to
+	// the suite's messages.
+	libLogRE = regexp.MustCompile(`^\s*\w+: \d{4}/\d\d/\d\d \d\d:\d\d:\d\d `)
 )
 
 func (p *parser) report(stderr string) *Report {
@@ -208,8 +218,11 @@ func (p *parser) report(stderr string) *Report {
 	}
 	rep.Passed = rep.Build == nil && rep.Score == rep.Total && len(rep.Failed()) == 0
 
+	setup, _ := trimOutput(p.topOutput)
 	switch {
 	case rep.Build != nil:
+	case p.topEnded && p.unfinished() == len(p.lab.Cases) && len(setup) > 0:
+		rep.Problems = append(rep.Problems, "the suite stopped before its first case: "+strings.Join(setup, "\n"))
 	case timedOut:
 		rep.Problems = append(rep.Problems, "the suite hit its time limit: something blocked forever (a lock never released, a channel nobody sends on, a goroutine waiting on itself)")
 	case p.pkgAction == "fail" && p.unfinished() > 0:
@@ -296,7 +309,7 @@ func trimOutput(raw []string) (out, timeline []string) {
 		case inTimeline:
 			timeline = append(timeline, t)
 			continue
-		case t == "":
+		case t == "", libLogRE.MatchString(l):
 			continue
 		}
 		// Drop the framing the suite adds around every failure (the

@@ -91,6 +91,7 @@ func TestParseStatuses(t *testing.T) {
 		{"binary died", []string{"run TestClaim/a", "output - fatal error: concurrent map writes", "fail -"}, []Status{StatusNoFinish, StatusNotRun}},
 		{"timeout", []string{"run TestClaim/a", "pass TestClaim/a", "run TestClaim/b", "output TestClaim/b panic: test timed out after 5s", "fail -"}, []Status{StatusPass, StatusTimeout}},
 		{"binary exited 0 early", []string{"pass -"}, []Status{StatusNotRun, StatusNotRun}},
+		{"suite setup failed", []string{"run TestClaim", "output TestClaim     env.go:9: REDIS_ADDR=127.0.0.1:1: connection refused", "fail TestClaim", "fail -"}, []Status{StatusNotRun, StatusNotRun}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,5 +127,14 @@ func TestParseBuildFailure(t *testing.T) {
 	}
 	if rep.Passed || rep.Score != 0 {
 		t.Errorf("Passed %v score %d, want false 0", rep.Passed, rep.Score)
+	}
+}
+
+func TestParseSetupFailureIsShown(t *testing.T) {
+	lab := Lab{Lab: suites.Lab{Number: 2, TestName: "TestRedis", Cases: []suites.Case{{Name: "a", Points: 100}}}}
+	rep := parseStream(t, lab, strings.ReplaceAll(stream(t, "run TestX", "output TestX     env.go:9: REDIS_ADDR=127.0.0.1:1: connection refused", "fail TestX", "fail -"), "TestX", "TestRedis"))
+	require.NotEmpty(t, rep.Problems)
+	if !strings.Contains(rep.Problems[0], "stopped before its first case") || !strings.Contains(rep.Problems[0], "connection refused") {
+		t.Errorf("Problems[0] = %q, want the setup failure and its message", rep.Problems[0])
 	}
 }

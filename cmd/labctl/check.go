@@ -88,6 +88,9 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	var extraEnv []string
 	if o.redis != "" {
+		if err := pingRedis(ctx, o.redis); err != nil {
+			return err
+		}
 		extraEnv = append(extraEnv, "REDIS_ADDR="+o.redis)
 	}
 	gopts := grader.Options{

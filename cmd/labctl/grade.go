@@ -96,6 +96,9 @@ func runGrade(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	var env []string
 	if o.redis != "" {
+		if err := pingRedis(ctx, o.redis); err != nil {
+			return err
+		}
 		env = append(env, "REDIS_ADDR="+o.redis)
 	}
 	par := o.parallel

@@ -104,6 +104,8 @@ func TestHelpAndUsage(t *testing.T) {
 		{"bad race", []string{"check", "1", "--race", "maybe"}, 2, "want auto, on or off"},
 		{"hint level out of range", []string{"hint", "1", "9"}, 2, "want a number from 1 to 3"},
 		{"hint without lab", []string{"hint"}, 2, "want LAB [LEVEL]"},
+		{"unreachable redis", []string{"check", "2", "--redis", "127.0.0.1:1"}, 2, "cannot reach a Redis server"},
+		{"grade without folder", []string{"grade", "1"}, 2, "want LAB SUBMISSIONS_DIR"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

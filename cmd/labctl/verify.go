@@ -63,6 +63,9 @@ func runVerify(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	var env []string
 	if o.redis != "" {
+		if err := pingRedis(ctx, o.redis); err != nil {
+			return err
+		}
 		env = append(env, "REDIS_ADDR="+o.redis)
 	}
 	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: env, Parallel: o.parallel, Progress: e.stdout})
