@@ -363,3 +363,35 @@ func TestDocsLinksResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLab03NewKeyPerAttemptShowsTwoRequests is the acceptance run of
+// the provider issue: with the "new key on every attempt" mistake over the
+// starter, check 3 fails and the timeline shows the customer receiving two
+// signing requests.
+func TestCheckLab03NewKeyPerAttemptShowsTwoRequests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite")
+	}
+	t.Parallel()
+	lab, err := grader.FindLab("ambiguous")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit := copyKit(t)
+	dst := filepath.Join(kit, "labs", lab.Dir)
+	for _, dir := range []string{filepath.Join(kit, "solutions", lab.Dir), filepath.Join(kit, "solutions", lab.Dir, "mistakes", "new-key-per-attempt")} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, f := range files {
+			if !strings.HasSuffix(f, "_test.go") {
+				copyFile(t, f, filepath.Join(dst, filepath.Base(f)))
+			}
+		}
+	}
+	r := labctl(t, kit, "check", "3")
+	if r.code != 1 {
+		t.Fatalf("check 3 with new-key-per-attempt: exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "**Timeline**") || !strings.Contains(r.stdout, "has received 2 signing requests") {
+		t.Errorf("feedback does not show a timeline with the customer receiving two signing requests:\n%s", r.stdout)
+	}
+}
