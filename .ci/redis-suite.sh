@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs lab 02's suite against a real redis-server: the reference solution
-# must pass, and every catalogued mistake must fail, with a failing case of
-# the mistake's own concept. (The embedded-miniredis runs happen in
+# Runs lab 02's suite against a real redis-server through labctl verify: the
+# starter must fail for the right reason, the reference solution must pass,
+# and every catalogued mistake must fail with a case of its own concept. (The embedded-miniredis runs happen in
 # `make test`; this is the other half of "CI does both".)
 #
 # It installs redis-server with apt-get when it is missing, starts a private
@@ -60,53 +60,14 @@ done
 export REDIS_ADDR=127.0.0.1:$port
 echo "redis-suite: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on $REDIS_ADDR"
 
-# --- the solution --------------------------------------------------------------
+# --- starter, solution and every catalogued mistake --------------------------
 
-failed=0
-log=$workdir/test.log
-if go test -race -count=1 ./solutions/02-redis/ >"$log" 2>&1; then
-  echo "ok   solution passes against redis-server"
+# labctl verify runs lab 02's pristine suite through the grader against the
+# real server: the starter must fail for the right reason, the solution must
+# pass, and every catalogued mistake must fail with its own concept named.
+if go run ./cmd/labctl verify 2 --redis "$REDIS_ADDR"; then
+  echo "redis-suite: starter, solution and all mistakes behave as catalogued against redis-server"
 else
-  echo "FAIL solution fails against redis-server:"
-  grep -E -e '--- FAIL|\.go:[0-9]+:' "$log" | head -20
-  failed=1
-fi
-
-# --- every catalogued mistake ------------------------------------------------------
-
-# docs_anchor ID prints the docs anchor of concept ID, from the suite's rubric.
-docs_anchor() {
-  awk -v id="\"$1\"," '$1 == "ID:" && $2 == id { found = 1 } found && $1 == "Docs:" { print; exit }' \
-    suites/redissuite/redissuite.go | sed -n 's/.*"\(#[^"]*\)".*/\1/p'
-}
-
-root=$(pwd)
-for dir in solutions/02-redis/mistakes/*/; do
-  name=$(basename "$dir")
-  concept=$(sed -n 's|^// Concept: *||p' "$dir/store.go" | head -n 1)
-  anchor=$(docs_anchor "$concept")
-  if [ -z "$concept" ] || [ -z "$anchor" ]; then
-    echo "FAIL mistake $name: no known concept in its \"// Concept:\" line"
-    failed=1
-    continue
-  fi
-  overlay=$workdir/overlay-$name.json
-  printf '{"Replace":{"%s":"%s"}}\n' "$root/solutions/02-redis/store.go" "$root/${dir}store.go" >"$overlay"
-  if go test -race -count=1 -overlay "$overlay" ./solutions/02-redis/ >"$log" 2>&1; then
-    echo "FAIL mistake $name passes against redis-server"
-    failed=1
-  elif grep -q -e '--- FAIL: TestRedis/' "$log" && grep -q -F "docs/02-redis.md$anchor)" "$log"; then
-    cases=$(sed -n 's/.*--- FAIL: TestRedis\/\([^ ]*\).*/\1/p' "$log" | tr '\n' ' ')
-    echo "ok   mistake $name caught ($concept): $cases"
-  else
-    echo "FAIL mistake $name fails, but no failing case has its concept $concept:"
-    grep -E -e '--- FAIL|\.go:[0-9]+:|^#' "$log" | head -10
-    failed=1
-  fi
-done
-
-if [ "$failed" -ne 0 ]; then
-  echo "redis-suite: FAILED"
+  echo "redis-suite: FAILED against redis-server $REDIS_ADDR"
   exit 1
 fi
-echo "redis-suite: solution and all mistakes behave as catalogued against redis-server"
