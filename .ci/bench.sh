@@ -10,7 +10,7 @@ runs=${RUNS:-5}
 mkdir -p bin
 go build -o bin/labctl ./cmd/labctl
 
-ms() { date +%s%N | awk '{printf "%d", $1/1000000}'; }
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 echo "== suite test time with -race (TestX elapsed reported by go test -json), $runs runs"
 for dir in solutions/[0-9]*; do
