@@ -13,7 +13,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
-export DEBIAN_FRONTEND=noninteractive
 
 ROUNDS=${ROUNDS:-5}
 CLIENTS=50
@@ -24,44 +23,9 @@ die() {
   exit 1
 }
 
-if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-benchmark >/dev/null 2>&1; then
-  echo "bench-redis: installing redis-server and redis-tools with apt-get"
-  if ! { apt-get update -qq && apt-get install -y -qq redis-server redis-tools; } >/tmp/labkit-redis-apt.log 2>&1; then
-    die "cannot install redis-server with apt-get (log: /tmp/labkit-redis-apt.log)"
-  fi
-fi
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-port=
-for p in 6390 6391 6392 6393 6394 6395 6396 6397 6398 6399; do
-  if ! port_in_use "$p"; then port=$p; break; fi
-done
-[ -n "$port" ] || die "no free port in 6390-6399 on 127.0.0.1 for a private redis-server"
-
-workdir=$(mktemp -d /tmp/labkit-bench.XXXXXX)
-stop_redis() {
-  local pid
-  pid=$(cat "$workdir/redis.pid" 2>/dev/null)
-  if [ -n "$pid" ]; then
-    kill "$pid" 2>/dev/null
-    for _ in $(seq 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-  fi
-  rm -rf "$workdir"
-}
-trap stop_redis EXIT
-
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-  --daemonize yes --pidfile "$workdir/redis.pid" --logfile "$workdir/redis.log" \
-  --dir "$workdir" >/dev/null 2>&1 || die "cannot start redis-server on 127.0.0.1:$port"
-ready=
-for _ in $(seq 100); do
-  if [ "$(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" = PONG ]; then ready=1; break; fi
-  sleep 0.1
-done
-[ -n "$ready" ] || die "redis-server on 127.0.0.1:$port did not answer PING within 10s"
+tag=bench-redis
+. .ci/redis-lib.sh
+start_private_redis
 
 go build -o "$workdir/claimbench" ./solutions/02-redis/internal/claimbench || die "cannot build the claim benchmark"
 
