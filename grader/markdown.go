@@ -38,6 +38,8 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 			b.WriteString(" On to the next lab.")
 		}
 		b.WriteString("\n\n")
+	case noneRan(rep) && len(rep.Problems) > 0:
+		b.WriteString("**No case ran**: the problem below stopped the suite first.\n\n")
 	default:
 		fmt.Fprintf(&b, "**%d of %d cases fail.**\n\n", len(failed), len(rep.Cases))
 		if rep.Score == 0 && len(failed) == len(rep.Cases) && allMention(failed, notImplemented) {
@@ -78,7 +80,13 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 		}
 	}
 
-	if rep.Build == nil && len(failed) > 0 {
+	if rep.Build == nil && noneRan(rep) && len(rep.Problems) > 0 {
+		b.WriteString("## Not run\n\n")
+		for _, c := range rep.Cases {
+			fmt.Fprintf(&b, "- `%s` (0/%d): %s\n", c.Name, c.Points, c.Explanation)
+		}
+		b.WriteString("\n")
+	} else if rep.Build == nil && len(failed) > 0 {
 		b.WriteString("## What fails\n\n")
 		for _, c := range failed {
 			concept := lab.Concept(c.Concept)
@@ -200,4 +208,14 @@ func allMention(cases []CaseResult, words []string) bool {
 		}
 	}
 	return len(cases) > 0
+}
+
+// noneRan reports whether no case of the report got to run.
+func noneRan(rep *Report) bool {
+	for _, c := range rep.Cases {
+		if c.Status != StatusNotRun {
+			return false
+		}
+	}
+	return len(rep.Cases) > 0
 }

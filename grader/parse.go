@@ -233,7 +233,8 @@ func (p *parser) report(stderr string) *Report {
 	if strings.Contains(allOutput, "WARNING: DATA RACE") && !anyStatus(rep, StatusRace) {
 		rep.Problems = append(rep.Problems, "the race detector found a data race outside any single case")
 	}
-	if len(rep.Problems) > 0 || (p.pkgAction == "fail" && rep.Build == nil && len(rep.Failed()) == 0) {
+	setupFailed := len(rep.Problems) > 0 && strings.HasPrefix(rep.Problems[0], "the suite stopped before its first case")
+	if !setupFailed && (len(rep.Problems) > 0 || (p.pkgAction == "fail" && rep.Build == nil && len(rep.Failed()) == 0)) {
 		if tail := lastLines(p.pkgOutput, 30); len(tail) > 0 {
 			rep.Problems = append(rep.Problems, "last output:\n"+strings.Join(tail, "\n"))
 		}
