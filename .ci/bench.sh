@@ -25,6 +25,10 @@ for dir in solutions/[0-9]*; do
 done
 
 echo
+echo "== virtual time"
+go test -count=1 -v -run TestHoursOfVirtualTimeTakeMilliseconds ./fakeclock/ | grep "of real time" | sed 's/^ *fakeclock_test.go:[0-9]*: //'
+
+echo
 echo "== labctl check 1 (warm) vs bare go test -race -count=1 ./labs/01-claim/, wall time, $runs runs each"
 go test -race -count=1 ./labs/01-claim/ >/dev/null 2>&1 || true   # warm the cache
 bin/labctl check 1 --quiet >/dev/null 2>&1 || true
