@@ -287,7 +287,7 @@ func TestGradeBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	r := labctl(t, kitRoot(t), "grade", "1", class, "--out", out, "--timeout", "5s")
+	r := labctl(t, kitRoot(t), "grade", "1", class, "--out", out, "--timeout", "20s")
 	if r.code != 0 {
 		t.Fatalf("grade: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
