@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -340,10 +339,4 @@ func lastLines(lines []string, n int) []string {
 		keep = keep[len(keep)-n:]
 	}
 	return keep
-}
-
-// relToLab shortens absolute paths under the lab directory in compiler
-// output.
-func relToLab(labDir, s string) string {
-	return strings.ReplaceAll(s, labDir+string(filepath.Separator), "")
 }

@@ -22,20 +22,19 @@ const (
 
 // Report is the result of one graded run.
 type Report struct {
-	Lab       int           `json:"lab"`
-	Slug      string        `json:"slug"`
-	Title     string        `json:"title"`
-	Target    string        `json:"target"` // what was graded: "labs/01-claim", "solution", "mistake check-then-insert", a submission's name
-	Score     int           `json:"score"`
-	Total     int           `json:"total"`
-	Passed    bool          `json:"passed"` // every case passed
-	Race      bool          `json:"race"`   // the race detector was on
-	Seed      string        `json:"seed,omitempty"`
-	Duration  time.Duration `json:"duration_ns"`
-	Build     *BuildFailure `json:"build,omitempty"`
-	Problems  []string      `json:"problems,omitempty"` // run-wide: timeouts, a binary that exited early, races outside a case
-	Cases     []CaseResult  `json:"cases"`
-	GoVersion string        `json:"go_version,omitempty"`
+	Lab      int           `json:"lab"`
+	Slug     string        `json:"slug"`
+	Title    string        `json:"title"`
+	Target   string        `json:"target"` // what was graded: "labs/01-claim", "solution", "mistake check-then-insert", a submission's name
+	Score    int           `json:"score"`
+	Total    int           `json:"total"`
+	Passed   bool          `json:"passed"` // every case passed
+	Race     bool          `json:"race"`   // the race detector was on
+	Seed     string        `json:"seed,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Build    *BuildFailure `json:"build,omitempty"`
+	Problems []string      `json:"problems,omitempty"` // run-wide: timeouts, a binary that exited early, races outside a case
+	Cases    []CaseResult  `json:"cases"`
 }
 
 // BuildFailure describes a submission that did not compile.

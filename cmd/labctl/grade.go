@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -103,7 +104,7 @@ func runGrade(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	par := o.parallel
 	if par <= 0 {
-		par = max(1, min(4, numCPU()))
+		par = max(1, min(4, runtime.NumCPU()))
 	}
 	fmt.Fprintf(e.stderr, "grading lab %02d %s: %d submissions, %d at a time\n", lab.Number, lab.Slug, len(students), par)
 
@@ -144,8 +145,6 @@ func runGrade(ctx context.Context, e *env, opts any, args []string) error {
 	fmt.Fprintf(e.stdout, "graded %d submissions: feedback in %s/<student>/, gradebook in %s\n", len(results), o.out, filepath.Join(o.out, "gradebook.csv"))
 	return nil
 }
-
-func numCPU() int { return max(1, runtimeNumCPU()) }
 
 // findSubmission returns the directory holding the submission's .go files.
 func findSubmission(dir string, lab grader.Lab) (string, error) {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -123,7 +122,8 @@ func loadState(root string) (*state, error) {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	if err := json.Unmarshal(data, st); err != nil {
-		// A damaged state file only loses the history; say so and start over.
+		// A damaged state file only loses the history (scores shown by
+		// list, hint levels); start over rather than refuse to work.
 		return &state{Labs: map[string]labState{}}, nil
 	}
 	if st.Labs == nil {
@@ -149,5 +149,3 @@ func saveState(root string, st *state) error {
 	}
 	return nil
 }
-
-func runtimeNumCPU() int { return runtime.NumCPU() }
