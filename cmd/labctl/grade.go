@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,6 +61,19 @@ type graded struct {
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._@-]+`)
+
+// studentDir is the output folder name for a student: the name itself when
+// it is safe, otherwise a cleaned name plus a hash of the original, so two
+// names that clean up alike ("a b", "a_b") never overwrite each other.
+func studentDir(name string) string {
+	clean := unsafeName.ReplaceAllString(name, "_")
+	if clean == name {
+		return name
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return fmt.Sprintf("%s-%08x", clean, h.Sum32())
+}
 
 func runGrade(ctx context.Context, e *env, opts any, args []string) error {
 	o := opts.(*gradeOpts)
@@ -180,7 +194,7 @@ func verdict(g graded) string {
 }
 
 func writeStudent(out string, lab grader.Lab, g graded) error {
-	dir := filepath.Join(out, unsafeName.ReplaceAllString(g.student, "_"))
+	dir := filepath.Join(out, studentDir(g.student))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

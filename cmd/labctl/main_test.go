@@ -395,3 +395,16 @@ func TestCheckLab03NewKeyPerAttemptShowsTwoRequests(t *testing.T) {
 		t.Errorf("feedback does not show a timeline with the customer receiving two signing requests:\n%s", r.stdout)
 	}
 }
+
+func TestStudentDirNeverCollides(t *testing.T) {
+	if got := studentDir("alice"); got != "alice" {
+		t.Errorf(`studentDir("alice") = %q, want "alice"`, got)
+	}
+	a, b := studentDir("a b"), studentDir("a_b")
+	if a == b {
+		t.Errorf(`studentDir("a b") = studentDir("a_b") = %q, want different folders`, a)
+	}
+	if strings.ContainsAny(studentDir("../x y"), "/ ") {
+		t.Errorf("studentDir(%q) = %q, want no path separators or spaces", "../x y", studentDir("../x y"))
+	}
+}
