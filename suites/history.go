@@ -6,13 +6,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fourth-outcome/labkit/rubric"
 )
 
-// TimelineStart and TimelineEnd frame a timeline in test output; the grader
-// looks for them to lift the timeline out of the log.
+// TimelineStart and TimelineEnd frame a timeline in test output (see
+// package rubric).
 const (
-	TimelineStart = "--- timeline (virtual time) ---"
-	TimelineEnd   = "--- end timeline ---"
+	TimelineStart = rubric.TimelineStart
+	TimelineEnd   = rubric.TimelineEnd
 )
 
 // Event is one line of a case's history: at virtual time At, Actor did

@@ -1,4 +1,4 @@
-// Package redisclaim runs a piece of work at most once per idempotency key,
+// Package redis runs a piece of work at most once per idempotency key,
 // with its records in Redis, so that a claim outlives the process that took
 // it and is shared by every process that talks to the same server.
 //
@@ -9,14 +9,14 @@
 // deployed and restarted all day. An in-memory map protects nothing across
 // processes and is gone after a restart, so the records move to Redis, and
 // the store serves many customers (tenants) at once.
-package redisclaim
+package redis
 
 import (
 	"context"
 	"errors"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // Limits on a tenant and an idempotency key, in bytes. Both must also be
@@ -74,7 +74,7 @@ type Options struct {
 // number of processes, may share one server: they see the same records. A
 // Store must be safe for concurrent use.
 type Store struct {
-	rdb  redis.UniversalClient
+	rdb  goredis.UniversalClient
 	opts Options
 	// TODO: anything else a Store needs. Remember that the records
 	// themselves must live in Redis.
@@ -82,7 +82,7 @@ type Store struct {
 
 // New returns a Store that keeps its records on rdb. rdb must not be nil;
 // its timeouts bound how long a call waits for an unreachable server.
-func New(rdb redis.UniversalClient, opts Options) *Store {
+func New(rdb goredis.UniversalClient, opts Options) *Store {
 	// TODO: apply the defaults documented on Options.
 	return &Store{rdb: rdb, opts: opts}
 }

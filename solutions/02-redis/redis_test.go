@@ -1,9 +1,9 @@
-package redisclaim
+package redis
 
 import (
 	"testing"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fourth-outcome/labkit/suites/redissuite"
 )
@@ -13,7 +13,7 @@ import (
 // this file with its own pristine copy, so editing it changes nothing in
 // labctl check.
 func TestRedis(t *testing.T) {
-	redissuite.Run(t, func(rdb redis.UniversalClient, o redissuite.Options) redissuite.Store[Claim, Record] {
+	redissuite.Run(t, func(rdb goredis.UniversalClient, o redissuite.Options) redissuite.Store[Claim, Record] {
 		return New(rdb, Options{Prefix: o.Prefix, ClaimTTL: o.ClaimTTL, Retention: o.Retention})
 	}, redissuite.Errors{
 		InProgress:          ErrInProgress,

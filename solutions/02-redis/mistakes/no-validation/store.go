@@ -1,4 +1,4 @@
-// Package redisclaim runs a piece of work at most once per idempotency key,
+// Package redis runs a piece of work at most once per idempotency key,
 // with its records in Redis, so that a claim outlives the process that took
 // it and is shared by every process that talks to the same server.
 //
@@ -21,7 +21,7 @@
 //     length prefix, so tenants never share keys and no two pairs collide;
 //   - the request's fingerprint is stored with the claim, and a key reused
 //     for a different request is rejected.
-package redisclaim
+package redis
 
 import (
 	"context"
@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // Limits on a tenant and an idempotency key, in bytes. Both must also be
@@ -86,13 +86,13 @@ type Options struct {
 // number of processes, may share one server: they see the same records. A
 // Store is safe for concurrent use.
 type Store struct {
-	rdb  redis.UniversalClient
+	rdb  goredis.UniversalClient
 	opts Options
 }
 
 // New returns a Store that keeps its records on rdb. rdb must not be nil;
 // its timeouts bound how long a call waits for an unreachable server.
-func New(rdb redis.UniversalClient, opts Options) *Store {
+func New(rdb goredis.UniversalClient, opts Options) *Store {
 	if opts.ClaimTTL <= 0 {
 		opts.ClaimTTL = DefaultClaimTTL
 	}
@@ -144,15 +144,15 @@ func (s *Store) Claim(ctx context.Context, tenant, key, fingerprint string) (Cla
 	for range 3 {
 		// The claim: set the key only if it does not exist, with its
 		// expiry, in one command. Redis decides who was first.
-		err := s.rdb.SetArgs(ctx, rkey, pending, redis.SetArgs{Mode: "NX", TTL: s.opts.ClaimTTL}).Err()
+		err := s.rdb.SetArgs(ctx, rkey, pending, goredis.SetArgs{Mode: "NX", TTL: s.opts.ClaimTTL}).Err()
 		if err == nil {
 			return c, Record{}, nil
 		}
-		if !errors.Is(err, redis.Nil) {
+		if !errors.Is(err, goredis.Nil) {
 			return Claim{}, Record{}, fmt.Errorf("claim %s: %w", describe(tenant, key), err)
 		}
 		v, err := s.rdb.Get(ctx, rkey).Result()
-		if errors.Is(err, redis.Nil) {
+		if errors.Is(err, goredis.Nil) {
 			continue // it expired just now: try to claim it again
 		}
 		if err != nil {
@@ -182,7 +182,7 @@ func (s *Store) Claim(ctx context.Context, tenant, key, fingerprint string) (Cla
 //
 // KEYS[1] the record; ARGV[1] the pending value the claim wrote; ARGV[2] the
 // completed record; ARGV[3] the retention window in milliseconds.
-var completeScript = redis.NewScript(`
+var completeScript = goredis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end
@@ -192,7 +192,7 @@ return 1
 
 // releaseScript deletes the record if and only if it still holds this
 // claim's pending value. KEYS[1] the record; ARGV[1] the pending value.
-var releaseScript = redis.NewScript(`
+var releaseScript = goredis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
 end

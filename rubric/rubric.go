@@ -1,0 +1,101 @@
+// Package rubric holds the types that describe a lab's suite as the grader
+// and the feedback see it: the lab, the concepts it teaches and the cases
+// that check them, with their points and explanations. It has no test
+// machinery, so the grader and labctl depend on it without depending on any
+// suite.
+package rubric
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TimelineStart and TimelineEnd frame a case's timeline in test output; the
+// grader looks for them to lift the timeline out of the log.
+const (
+	TimelineStart = "--- timeline (virtual time) ---"
+	TimelineEnd   = "--- end timeline ---"
+)
+
+// Lab describes one lab's suite: its cases and the concepts they check.
+type Lab struct {
+	Number   int       // 1 for labs/01-claim
+	Slug     string    // "claim"
+	Title    string    // "Claim before you execute"
+	TestName string    // top-level test function, "TestClaim"
+	Concepts []Concept // every concept a case may name
+	Cases    []Case    // in the order they run
+}
+
+// Concept is one idea a lab teaches. Feedback for a failing case shows the
+// concept's misconception, hint and docs section.
+type Concept struct {
+	ID            string // stable identifier, "atomic-claim"
+	Title         string // "The claim is one atomic step"
+	Misconception string // the belief that produces the bug, in the student's words
+	Hint          string // what to try next, without giving the code away
+	Docs          string // docs section to read, "docs/01-claim.md#the-claim-is-one-atomic-step"
+}
+
+// Case is one behaviour the suite checks. Name is the subtest name.
+type Case struct {
+	Name        string // "concurrent_duplicates_execute_once"
+	Concept     string // Concept.ID
+	Points      int
+	Explanation string // the property and why it matters
+}
+
+// Concept returns the concept with the given ID, or a zero Concept.
+func (l Lab) Concept(id string) Concept {
+	for _, c := range l.Concepts {
+		if c.ID == id {
+			return c
+		}
+	}
+	return Concept{}
+}
+
+// TotalPoints is the sum of every case's points.
+func (l Lab) TotalPoints() int {
+	n := 0
+	for _, c := range l.Cases {
+		n += c.Points
+	}
+	return n
+}
+
+// Validate reports rubric mistakes: duplicate names, unknown concepts,
+// missing explanations or points. Each suite's own test calls it.
+func (l Lab) Validate() error {
+	var problems []string
+	seen := map[string]bool{}
+	concepts := map[string]bool{}
+	for _, c := range l.Concepts {
+		if c.ID == "" || c.Title == "" || c.Misconception == "" || c.Hint == "" || c.Docs == "" {
+			problems = append(problems, fmt.Sprintf("concept %q: every field is required", c.ID))
+		}
+		concepts[c.ID] = true
+	}
+	for _, c := range l.Cases {
+		switch {
+		case seen[c.Name]:
+			problems = append(problems, fmt.Sprintf("case %q: duplicate name", c.Name))
+		case strings.ContainsAny(c.Name, " /"):
+			problems = append(problems, fmt.Sprintf("case %q: name must not contain spaces or slashes", c.Name))
+		case !concepts[c.Concept]:
+			problems = append(problems, fmt.Sprintf("case %q: unknown concept %q", c.Name, c.Concept))
+		case c.Points <= 0:
+			problems = append(problems, fmt.Sprintf("case %q: points must be positive", c.Name))
+		case c.Explanation == "":
+			problems = append(problems, fmt.Sprintf("case %q: no explanation", c.Name))
+		}
+		seen[c.Name] = true
+	}
+	if l.TestName == "" || !strings.HasPrefix(l.TestName, "Test") {
+		problems = append(problems, fmt.Sprintf("test name %q must start with Test", l.TestName))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("lab %d %s: %s", l.Number, l.Slug, strings.Join(problems, "; "))
+	}
+	return nil
+}
