@@ -34,7 +34,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 		b.WriteString("**The code does not compile**, so no case could run.\n\n")
 	case rep.Passed:
 		fmt.Fprintf(&b, "**Every case passes** (%d of %d).", len(rep.Cases), len(rep.Cases))
-		if lab.Number < len(Catalog) {
+		if lab.NextLab != 0 {
 			b.WriteString(" On to the next lab.")
 		}
 		b.WriteString("\n\n")

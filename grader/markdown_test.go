@@ -8,19 +8,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fourth-outcome/labkit/suites"
+	"github.com/fourth-outcome/labkit/rubric"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/feedback")
 
 // goldenLab is a fixed rubric, so the golden files change only when the
 // rendering does, not when a lab's wording is edited.
-var goldenLab = Lab{Dir: "01-claim", Lab: suites.Lab{Number: 1, Slug: "claim", Title: "Claim before you execute", TestName: "TestClaim",
-	Concepts: []suites.Concept{
+var goldenLab = Lab{Dir: "01-claim", NextLab: 2, Lab: rubric.Lab{Number: 1, Slug: "claim", Title: "Claim before you execute", TestName: "TestClaim",
+	Concepts: []rubric.Concept{
 		{ID: "atomic", Title: "The claim is one atomic step", Misconception: "Lookup then insert is a claim.", Hint: "Make the lookup and the insert one step.", Docs: "docs/01-claim.md#the-claim-is-one-atomic-step"},
 		{ID: "stored", Title: "The result is stored", Misconception: "Keys can be forgotten.", Hint: "Keep the record.", Docs: "docs/01-claim.md#the-result-is-stored-and-replayed"},
 	},
-	Cases: []suites.Case{
+	Cases: []rubric.Case{
 		{Name: "first_case", Concept: "stored", Points: 40, Explanation: "The first case's property."},
 		{Name: "racing_case", Concept: "atomic", Points: 60, Explanation: "Twenty workers race; the work runs once."},
 	},
@@ -86,7 +86,7 @@ func TestMarkdownGolden(t *testing.T) {
 }
 
 func TestMarkdownNamesMisconceptionHintDocsAndTimeline(t *testing.T) {
-	lab := claimLab(t)
+	lab := goldenLab
 	md := Markdown(fixtureReport(lab), lab, MarkdownOptions{})
 	c := lab.Concept(lab.Cases[1].Concept)
 	for _, want := range []string{c.Misconception, c.Hint, c.Docs, "EXECUTION #2", "labctl hint 1", "--seed 42"} {

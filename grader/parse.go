@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fourth-outcome/labkit/suites"
+	"github.com/fourth-outcome/labkit/rubric"
 )
 
 // event is one line of go test -json (test2json) output.
@@ -300,10 +300,10 @@ func trimOutput(raw []string) (out, timeline []string) {
 			continue
 		case strings.HasPrefix(t, "--- FAIL") || strings.HasPrefix(t, "--- PASS") || strings.HasPrefix(t, "--- SKIP"):
 			continue
-		case strings.HasSuffix(t, suites.TimelineStart):
+		case strings.HasSuffix(t, rubric.TimelineStart):
 			inTimeline = true
 			continue
-		case t == suites.TimelineEnd:
+		case t == rubric.TimelineEnd:
 			inTimeline = false
 			continue
 		case inTimeline:

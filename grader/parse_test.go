@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fourth-outcome/labkit/suites"
+	"github.com/fourth-outcome/labkit/rubric"
 )
 
 // stream builds a test2json stream from compact lines "ACTION TEST OUTPUT".
@@ -45,8 +45,8 @@ func parseStream(t *testing.T, lab Lab, s string) *Report {
 }
 
 func TestParseFailingCaseKeepsMessagesAndTimeline(t *testing.T) {
-	lab := Lab{Lab: suites.Lab{Number: 1, Slug: "claim", Title: "Claim", TestName: "TestClaim",
-		Cases: []suites.Case{{Name: "first", Concept: "c1", Points: 40, Explanation: "E1"}, {Name: "second", Concept: "c2", Points: 60, Explanation: "E2"}}}}
+	lab := Lab{Lab: rubric.Lab{Number: 1, Slug: "claim", Title: "Claim", TestName: "TestClaim",
+		Cases: []rubric.Case{{Name: "first", Concept: "c1", Points: 40, Explanation: "E1"}, {Name: "second", Concept: "c2", Points: 60, Explanation: "E2"}}}}
 	rep := parseStream(t, lab, stream(t,
 		"run TestClaim",
 		"run TestClaim/first",
@@ -54,10 +54,10 @@ func TestParseFailingCaseKeepsMessagesAndTimeline(t *testing.T) {
 		"pass TestClaim/first",
 		"run TestClaim/second",
 		`output TestClaim/second     claimsuite.go:42: Do("k1") = "", nil, want "x", nil`,
-		"output TestClaim/second     suites.go:151: why it matters: E2",
-		"output TestClaim/second         "+suites.TimelineStart,
+		"output TestClaim/second     rubric.go:151: why it matters: E2",
+		"output TestClaim/second         "+rubric.TimelineStart,
 		"output TestClaim/second         t=0s  worker A  Do(k1) -> executed",
-		"output TestClaim/second         "+suites.TimelineEnd,
+		"output TestClaim/second         "+rubric.TimelineEnd,
 		"output TestClaim/second --- FAIL: TestClaim/second (0.00s)",
 		"fail TestClaim/second",
 		"fail TestClaim",
@@ -78,15 +78,15 @@ func TestParseFailingCaseKeepsMessagesAndTimeline(t *testing.T) {
 }
 
 func TestParseStatuses(t *testing.T) {
-	lab := Lab{Lab: suites.Lab{Number: 1, TestName: "TestClaim",
-		Cases: []suites.Case{{Name: "a", Points: 50}, {Name: "b", Points: 50}}}}
+	lab := Lab{Lab: rubric.Lab{Number: 1, TestName: "TestClaim",
+		Cases: []rubric.Case{{Name: "a", Points: 50}, {Name: "b", Points: 50}}}}
 	tests := []struct {
 		name  string
 		lines []string
 		want  []Status
 	}{
 		{"all pass", []string{"run TestClaim/a", "pass TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "pass -"}, []Status{StatusPass, StatusPass}},
-		{"panic recovered by the suite", []string{"run TestClaim/a", "output TestClaim/a     suites.go:1: panic: boom", "fail TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "fail -"}, []Status{StatusPanic, StatusPass}},
+		{"panic recovered by the suite", []string{"run TestClaim/a", "output TestClaim/a     rubric.go:1: panic: boom", "fail TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "fail -"}, []Status{StatusPanic, StatusPass}},
 		{"data race", []string{"run TestClaim/a", "output TestClaim/a WARNING: DATA RACE", "output TestClaim/a     testing.go:1: race detected during execution of test", "fail TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "fail -"}, []Status{StatusRace, StatusPass}},
 		{"binary died", []string{"run TestClaim/a", "output - fatal error: concurrent map writes", "fail -"}, []Status{StatusNoFinish, StatusNotRun}},
 		{"timeout", []string{"run TestClaim/a", "pass TestClaim/a", "run TestClaim/b", "output TestClaim/b panic: test timed out after 5s", "fail -"}, []Status{StatusPass, StatusTimeout}},
@@ -111,7 +111,7 @@ func TestParseStatuses(t *testing.T) {
 }
 
 func TestParseBuildFailure(t *testing.T) {
-	lab := claimLab(t)
+	lab := goldenLab
 	s := `{"ImportPath":"example/labs/01-claim [example/labs/01-claim.test]","Action":"build-output","Output":"# example/labs/01-claim\n"}
 {"ImportPath":"example/labs/01-claim [example/labs/01-claim.test]","Action":"build-output","Output":"labs/01-claim/claim.go:12:9: undefined: errInProgress\n"}
 {"ImportPath":"example/labs/01-claim [example/labs/01-claim.test]","Action":"build-fail"}
@@ -131,7 +131,7 @@ func TestParseBuildFailure(t *testing.T) {
 }
 
 func TestParseSetupFailureIsShown(t *testing.T) {
-	lab := Lab{Lab: suites.Lab{Number: 2, TestName: "TestRedis", Cases: []suites.Case{{Name: "a", Points: 100}}}}
+	lab := Lab{Lab: rubric.Lab{Number: 2, TestName: "TestRedis", Cases: []rubric.Case{{Name: "a", Points: 100}}}}
 	rep := parseStream(t, lab, strings.ReplaceAll(stream(t, "run TestX", "output TestX     env.go:9: REDIS_ADDR=127.0.0.1:1: connection refused", "fail TestX", "fail -"), "TestX", "TestRedis"))
 	require.NotEmpty(t, rep.Problems)
 	if !strings.Contains(rep.Problems[0], "stopped before its first case") || !strings.Contains(rep.Problems[0], "connection refused") {

@@ -171,7 +171,7 @@ func buildOverlay(labDir string, opts Options) ([]byte, error) {
 			replace[filepath.Join(labDir, name)] = src
 		}
 	}
-	shim, err := writeCached(opts.Lab.TestFile, []byte(opts.Lab.TestSource))
+	shim, err := writeCached(opts.Lab.TestFile, []byte(opts.Lab.Shim))
 	if err != nil {
 		return nil, err
 	}
@@ -204,32 +204,52 @@ func goSources(dir string) ([]string, error) {
 // the content's hash in the user cache, and returns its path. Stable paths
 // keep go's build cache warm across runs.
 func writeCached(name string, content []byte) (string, error) {
+	sum := sha256.Sum256(content)
+	dir, err := cacheDir("overlay", hex.EncodeToString(sum[:8]))
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
+	if err := writeFileAtomic(path, content); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// cacheDir returns (and creates) the directory labkit/<kind>/<key> in the
+// user cache, or in the temporary directory when there is no user cache.
+func cacheDir(kind, key string) (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil || base == "" {
 		base = os.TempDir()
 	}
-	sum := sha256.Sum256(content)
-	dir := filepath.Join(base, "labkit", "overlay", hex.EncodeToString(sum[:8]))
-	path := filepath.Join(dir, name)
-	if existing, err := os.ReadFile(path); err == nil && bytes.Equal(existing, content) {
-		return path, nil
-	}
+	dir := filepath.Join(base, "labkit", kind, key)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("grader cache: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, name+".*")
+	return dir, nil
+}
+
+// writeFileAtomic writes content to path unless it already holds exactly
+// that, through a temporary file and a rename, so that concurrent graders
+// never see a half-written file.
+func writeFileAtomic(path string, content []byte) error {
+	if existing, err := os.ReadFile(path); err == nil && bytes.Equal(existing, content) {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
-		return "", fmt.Errorf("grader cache: %w", err)
+		return fmt.Errorf("grader cache: %w", err)
 	}
 	if _, err := tmp.Write(content); err != nil {
 		tmp.Close()
-		return "", fmt.Errorf("grader cache: %w", err)
+		return fmt.Errorf("grader cache: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("grader cache: %w", err)
+		return fmt.Errorf("grader cache: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", fmt.Errorf("grader cache: %w", err)
+		return fmt.Errorf("grader cache: %w", err)
 	}
-	return path, nil
+	return nil
 }

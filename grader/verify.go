@@ -1,84 +1,15 @@
 package grader
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 )
-
-// Mistake is one entry of a lab's catalogue of common mistakes: a directory
-// under solutions/<lab>/mistakes/ whose files replace the solution's.
-type Mistake struct {
-	Name    string // directory name, "check-then-insert"
-	Dir     string // absolute path
-	Concept string // the concept whose case must fail, from the "// Concept:" line
-	Summary string // from the "MISTAKE CATALOG ENTRY, not a solution:" or "// Mistake:" line
-}
-
-// Mistakes lists the catalogued mistakes of a lab, sorted by name. A mistake
-// without a "// Concept:" line is an error: verify could not check it.
-func Mistakes(root string, lab Lab) ([]Mistake, error) {
-	base := filepath.Join(root, "solutions", lab.Dir, "mistakes")
-	entries, err := os.ReadDir(base)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("mistakes of lab %s: %w", lab.Dir, err)
-	}
-	var out []Mistake
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		m := Mistake{Name: e.Name(), Dir: filepath.Join(base, e.Name())}
-		files, _ := filepath.Glob(filepath.Join(m.Dir, "*.go"))
-		for _, f := range files {
-			readHeader(f, &m)
-		}
-		if m.Concept == "" {
-			return nil, fmt.Errorf("mistake %s/%s: no \"// Concept: <id>\" line in its files", lab.Dir, m.Name)
-		}
-		if lab.Concept(m.Concept).ID == "" {
-			return nil, fmt.Errorf("mistake %s/%s: concept %q is not one of the lab's concepts", lab.Dir, m.Name, m.Concept)
-		}
-		out = append(out, m)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-func readHeader(path string, m *Mistake) {
-	f, err := os.Open(path)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "package ") {
-			return
-		}
-		switch {
-		case strings.HasPrefix(line, "// Concept:"):
-			m.Concept = strings.TrimSpace(strings.TrimPrefix(line, "// Concept:"))
-		case strings.Contains(line, "MISTAKE CATALOG ENTRY, not a solution:"):
-			_, s, _ := strings.Cut(line, "not a solution:")
-			m.Summary = strings.TrimSpace(s)
-		case strings.HasPrefix(line, "// Mistake:") && m.Summary == "":
-			m.Summary = strings.TrimSpace(strings.TrimPrefix(line, "// Mistake:"))
-		}
-	}
-}
 
 // Check is one verification: a starter, a solution or a mistake, and whether
 // it behaved as the kit promises.
@@ -142,11 +73,20 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 			jobs = append(jobs, job{check: Check{Lab: lab, Kind: "mistake", OK: false, Detail: "the lab has no catalogued mistakes"}})
 		}
 		for _, m := range mistakes {
+			c := Check{Lab: lab, Kind: "mistake", Name: m.Name}
+			dir, err := m.Write(sol.Impl)
+			if err != nil {
+				// The solution changed under the patch: the mistake no
+				// longer describes the code, and verify says so.
+				c.Detail = err.Error()
+				jobs = append(jobs, job{check: c})
+				continue
+			}
 			mo := base
 			mo.Base = sol.Impl
-			mo.Impl = m.Dir
+			mo.Impl = dir
 			mo.Target = "mistake " + m.Name
-			jobs = append(jobs, job{check: Check{Lab: lab, Kind: "mistake", Name: m.Name}, opts: mo, m: m})
+			jobs = append(jobs, job{check: c, opts: mo, m: m})
 		}
 	}
 	par := o.Parallel

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
 )
 
@@ -144,12 +145,13 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 
 // firstUnpassed is the first lab whose last recorded check did not pass.
 func firstUnpassed(st *state) grader.Lab {
-	for _, l := range grader.Catalog {
+	built := course.Built()
+	for _, l := range built {
 		if !st.Labs[l.Dir].Passed {
-			return l
+			return l.Lab
 		}
 	}
-	return grader.Catalog[len(grader.Catalog)-1]
+	return built[len(built)-1].Lab
 }
 
 // relDocsPrefix is the path from the directory of file back to the kit root,

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
 )
 
@@ -46,11 +47,11 @@ func (e *env) kitRoot() (string, error) {
 
 // resolveLab finds a lab by number or name, as a usage error if unknown.
 func resolveLab(name string) (grader.Lab, error) {
-	l, err := grader.FindLab(name)
+	l, err := course.Find(name)
 	if err != nil {
 		return grader.Lab{}, usagef("%v", err)
 	}
-	return l, nil
+	return l.Lab, nil
 }
 
 // raceSupport reports whether go test -race can work here: it needs cgo

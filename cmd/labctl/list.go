@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/course"
 )
 
 var listCmd = &command{
@@ -32,7 +32,7 @@ func runList(ctx context.Context, e *env, _ any, args []string) error {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAB\tTITLE\tSTATUS\tLAST CHECK")
-	for _, l := range grader.Catalog {
+	for _, l := range course.Built() {
 		s, ok := st.Labs[l.Dir]
 		status, when := "not started", ""
 		if ok && !s.CheckedAt.IsZero() {

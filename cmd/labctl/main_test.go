@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
 )
 
@@ -139,7 +140,7 @@ func TestCheckAcceptance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite several times")
 	}
-	lab, _ := grader.FindLab("1")
+	lab, _ := course.Find("1")
 	labDir := func(kit string) string { return filepath.Join(kit, "labs", lab.Dir) }
 
 	t.Run("starter fails every case", func(t *testing.T) {
@@ -186,7 +187,7 @@ func TestCheckAcceptance(t *testing.T) {
 		}
 	})
 
-	mistakes, err := grader.Mistakes(kitRoot(t), lab)
+	mistakes, err := grader.Mistakes(kitRoot(t), lab.Lab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +196,14 @@ func TestCheckAcceptance(t *testing.T) {
 			t.Parallel()
 			kit := copyKit(t)
 			copyFile(t, filepath.Join(kit, "solutions", lab.Dir, "claim.go"), filepath.Join(labDir(kit), "claim.go"))
-			files, _ := filepath.Glob(filepath.Join(m.Dir, "*.go"))
-			for _, f := range files {
-				copyFile(t, f, filepath.Join(labDir(kit), filepath.Base(f)))
+			files, err := m.Apply(filepath.Join(kit, "solutions", lab.Dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, body := range files {
+				if err := os.WriteFile(filepath.Join(labDir(kit), name), body, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 			r := labctl(t, kit, "check", "01-claim")
 			if r.code != 1 {
@@ -373,7 +379,7 @@ func TestCheckLab03NewKeyPerAttemptShowsTwoRequests(t *testing.T) {
 		t.Skip("runs the suite")
 	}
 	t.Parallel()
-	lab, err := grader.FindLab("ambiguous")
+	lab, err := course.Find("ambiguous")
 	if err != nil {
 		t.Fatal(err)
 	}

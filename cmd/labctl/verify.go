@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
 )
 
@@ -25,9 +26,12 @@ pristine suite against:
   - the starter in labs/NN-name/: it must compile and fail with its
     "not implemented" error, never a compile error and never a pass;
   - the reference solution in solutions/NN-name/: it must pass;
-  - every catalogued mistake in solutions/NN-name/mistakes/*/: it must fail,
+  - every catalogued mistake in solutions/NN-name/mistakes/*.patch: it must fail,
     a failing case must carry the concept the mistake names, and the feedback
     must state that concept's misconception.
+
+With --redis and no LAB, verify runs every lab whose suite uses Redis (the
+course registry says which) against that server.
 
 Verify never modifies labs/: it grades copies through go test -overlay.`,
 	flags: func(fs *flag.FlagSet) any {
@@ -46,7 +50,14 @@ func runVerify(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
-	labs := grader.Catalog
+	var labs []grader.Lab
+	for _, l := range course.Built() {
+		// With --redis and no labs named, verify the labs that use Redis:
+		// the others never touch the server.
+		if o.redis == "" || l.Redis {
+			labs = append(labs, l.Lab)
+		}
+	}
 	if len(args) > 0 {
 		labs = nil
 		for _, a := range args {

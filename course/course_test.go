@@ -1,0 +1,119 @@
+package course
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fourth-outcome/labkit/grader"
+)
+
+// kitRoot is the repository root, one level up from this package.
+func kitRoot(tb testing.TB) string {
+	tb.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}
+
+func TestShimsMatchTheFilesOnDisk(t *testing.T) {
+	root := kitRoot(t)
+	for _, lab := range Built() {
+		for _, tree := range []string{"labs", "solutions"} {
+			path := filepath.Join(root, tree, lab.Dir, lab.TestFile)
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Errorf("lab %s: %v", lab.Dir, err)
+				continue
+			}
+			if string(got) != lab.Shim {
+				t.Errorf("%s differs from the pristine shim in course/shims/%s.go.txt; the grader would test something else than go test does", path, lab.Dir)
+			}
+		}
+	}
+}
+
+func TestRubricsAreValid(t *testing.T) {
+	seen := map[int]bool{}
+	for i, lab := range All() {
+		if lab.Number != i+1 || seen[lab.Number] {
+			t.Errorf("lab %s has number %d at position %d; want course order 1, 2, 3...", lab.Dir, lab.Number, i)
+		}
+		seen[lab.Number] = true
+		if lab.Planned {
+			continue
+		}
+		if err := lab.Validate(); err != nil {
+			t.Error(err)
+		}
+		if got := lab.TotalPoints(); got != 100 {
+			t.Errorf("lab %s: points add up to %d, want 100", lab.Dir, got)
+		}
+		for _, c := range lab.Concepts {
+			file, anchor, _ := strings.Cut(c.Docs, "#")
+			src, err := os.ReadFile(filepath.Join(kitRoot(t), filepath.FromSlash(file)))
+			if err != nil {
+				t.Errorf("lab %s concept %s: docs %s: %v", lab.Dir, c.ID, c.Docs, err)
+				continue
+			}
+			page, err := grader.RenderHTML(file, string(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if anchor == "" || !strings.Contains(string(page), `id="`+anchor+`"`) {
+				t.Errorf("lab %s concept %s: %s has no heading with anchor #%s", lab.Dir, c.ID, file, anchor)
+			}
+		}
+	}
+}
+
+func TestFind(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"number", "1", "01-claim"},
+		{"padded number", "01", "01-claim"},
+		{"slug", "claim", "01-claim"},
+		{"directory", "01-claim", "01-claim"},
+		{"path", "labs/01-claim/", "01-claim"},
+		{"case", "CLAIM", "01-claim"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Find(tt.in)
+			if err != nil || got.Dir != tt.want {
+				t.Errorf("Find(%q) = %q, %v, want %q, nil", tt.in, got.Dir, err, tt.want)
+			}
+		})
+	}
+	if _, err := Find("5"); !errors.Is(err, ErrPlanned) {
+		t.Errorf("Find(\"5\") error = %v, want %v for a planned lab", err, ErrPlanned)
+	}
+	for _, bad := range []string{"", "0", "99", "nope", "-1"} {
+		if _, err := Find(bad); !errors.Is(err, ErrUnknownLab) {
+			t.Errorf("Find(%q) error = %v, want %v", bad, err, ErrUnknownLab)
+		}
+	}
+}
+
+func TestMistakesAreCataloguedWithKnownConcepts(t *testing.T) {
+	for _, lab := range Built() {
+		ms, err := grader.Mistakes(kitRoot(t), lab.Lab)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if len(ms) < 4 {
+			t.Errorf("lab %s has %d catalogued mistakes, want at least 4", lab.Dir, len(ms))
+		}
+		for _, m := range ms {
+			if m.Summary == "" {
+				t.Errorf("mistake %s/%s has no summary line", lab.Dir, m.Name)
+			}
+		}
+	}
+}

@@ -1,0 +1,14 @@
+package grader
+
+import "github.com/fourth-outcome/labkit/rubric"
+
+// Lab is what the grader needs to know of a lab: its rubric, where it lives
+// and the pristine test shim overlaid on every run. The grader knows no lab
+// by name; package course registers them.
+type Lab struct {
+	rubric.Lab
+	Dir      string // directory under labs/ and solutions/, "01-claim"
+	TestFile string // the shim's file name, "claim_test.go"
+	Shim     string // the shim's pristine contents
+	NextLab  int    // the number of the lab that follows, 0 for the last one
+}
