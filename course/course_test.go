@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/render"
 )
 
 // kitRoot is the repository root, one level up from this package.
@@ -60,7 +61,7 @@ func TestRubricsAreValid(t *testing.T) {
 				t.Errorf("lab %s concept %s: docs %s: %v", lab.Dir, c.ID, c.Docs, err)
 				continue
 			}
-			page, err := grader.RenderHTML(file, string(src))
+			page, err := render.Page(file, string(src))
 			if err != nil {
 				t.Fatal(err)
 			}

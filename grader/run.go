@@ -50,12 +50,13 @@ type Options struct {
 // ErrNoGo is returned when the go command cannot be started.
 var ErrNoGo = errors.New("cannot run the go command")
 
-// Run grades one implementation: it runs the lab's pristine suite through
-// go test -json with an overlay and parses the result. The error is for
+// RunGoTest grades one implementation: it spawns go test -json with an
+// overlay that puts the implementation's files and the lab's pristine test
+// shim in the lab's directory, and parses the result. The error is for
 // failures of the grader itself (no go command, unreadable directory); a
 // submission that does not build, panics, races or hangs gets a Report that
 // says so, never an error.
-func Run(ctx context.Context, opts Options) (*Report, error) {
+func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = time.Minute
 	}

@@ -2,7 +2,6 @@ package grader_test
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,8 +33,8 @@ func kitRoot(tb testing.TB) string {
 
 // raceOK reports whether -race works here (cgo and a C compiler).
 func raceOK() bool {
-	out, err := exec.Command("go", "env", "CGO_ENABLED").Output()
-	return err == nil && strings.TrimSpace(string(out)) == "1"
+	ok, _ := RaceSupport()
+	return ok
 }
 
 func grade(t *testing.T, opts Options) *Report {
@@ -47,7 +46,7 @@ func grade(t *testing.T, opts Options) *Report {
 	if opts.Timeout == 0 {
 		opts.Timeout = time.Minute
 	}
-	rep, err := Run(context.Background(), opts)
+	rep, err := RunGoTest(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("Run(%s) error = %v", opts.Impl, err)
 	}

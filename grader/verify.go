@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/fourth-outcome/labkit/workpool"
 )
 
 // Check is one verification: a starter, a solution or a mistake, and whether
@@ -94,42 +96,34 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 		par = runtime.NumCPU()
 	}
 	results := make([]Check, len(jobs))
-	sem := make(chan struct{}, par)
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
-	for i, j := range jobs {
+	_ = workpool.Each(ctx, par, len(jobs), func(i int) {
+		j := jobs[i]
+		c := j.check
 		if j.opts.Lab.Dir == "" { // a check decided without running anything
-			results[i] = j.check
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			rep, err := Run(ctx, j.opts)
-			c := j.check
-			if err != nil {
-				mu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-				c.Detail = err.Error()
-			} else {
-				c.Report = rep
-				judge(&c, j.m)
-			}
 			results[i] = c
-			if o.Progress != nil {
-				mu.Lock()
-				fmt.Fprintln(o.Progress, c)
-				mu.Unlock()
+			return
+		}
+		rep, err := RunGoTest(ctx, j.opts)
+		if err != nil {
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = err
 			}
-		}()
-	}
-	wg.Wait()
+			mu.Unlock()
+			c.Detail = err.Error()
+		} else {
+			c.Report = rep
+			judge(&c, j.m)
+		}
+		results[i] = c
+		if o.Progress != nil {
+			mu.Lock()
+			fmt.Fprintln(o.Progress, c)
+			mu.Unlock()
+		}
+	})
 	if firstErr != nil && ctx.Err() != nil {
 		return results, ctx.Err()
 	}

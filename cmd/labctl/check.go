@@ -12,6 +12,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/render"
 )
 
 type checkOpts struct {
@@ -40,7 +41,7 @@ the first lab that has not passed yet.
 The suite that runs is the kit's own pristine copy: edits to the lab's test
 file change nothing. Exit status 0 means every case passes, 1 means some fail,
 2 means bad input.`,
-	flags: func(fs *flag.FlagSet) any {
+	setup: func(fs *flag.FlagSet) runFunc {
 		o := &checkOpts{}
 		fs.BoolVar(&o.json, "json", false, "write the report as JSON (for tools) instead of Markdown")
 		fs.StringVar(&o.seed, "seed", "", "replay a randomised run with this seed (printed by a failing case)")
@@ -49,13 +50,11 @@ file change nothing. Exit status 0 means every case passes, 1 means some fail,
 		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up on a suite that runs longer than this")
 		fs.StringVar(&o.html, "html", "", "also write the feedback as an HTML page to this file")
 		fs.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
-		return o
+		return func(ctx context.Context, e *env, args []string) error { return runCheck(ctx, e, o, args) }
 	},
-	run: runCheck,
 }
 
-func runCheck(ctx context.Context, e *env, opts any, args []string) error {
-	o := opts.(*checkOpts)
+func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	root, err := e.kitRoot()
 	if err != nil {
 		return err
@@ -89,10 +88,11 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	var extraEnv []string
 	if o.redis != "" {
-		if err := pingRedis(ctx, o.redis); err != nil {
+		entry, err := checkRedis(ctx, o.redis)
+		if err != nil {
 			return err
 		}
-		extraEnv = append(extraEnv, "REDIS_ADDR="+o.redis)
+		extraEnv = append(extraEnv, entry)
 	}
 	gopts := grader.Options{
 		Root:    root,
@@ -107,7 +107,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 		fmt.Fprintf(e.stderr, "checking lab %02d %s (%d cases)...\n", lab.Number, lab.Slug, len(lab.Cases))
 		gopts.Progress = e.stderr
 	}
-	rep, err := grader.Run(ctx, gopts)
+	rep, err := grader.RunGoTest(ctx, gopts)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 		fmt.Fprint(e.stdout, markdown)
 	}
 	if o.html != "" {
-		page, err := grader.RenderHTML(fmt.Sprintf("Lab %02d feedback", lab.Number), grader.Markdown(rep, lab, grader.MarkdownOptions{DocsPrefix: relDocsPrefix(root, o.html)}))
+		page, err := render.Page(fmt.Sprintf("Lab %02d feedback", lab.Number), grader.Markdown(rep, lab, grader.MarkdownOptions{DocsPrefix: relDocsPrefix(root, o.html)}))
 		if err != nil {
 			return err
 		}

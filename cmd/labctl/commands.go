@@ -16,8 +16,18 @@ type command struct {
 	usage string // arguments after the name
 	short string // one line for the command list
 	long  string // shown by --help
-	flags func(fs *flag.FlagSet) any
-	run   func(ctx context.Context, env *env, opts any, args []string) error
+	// setup defines the command's flags on fs and returns the function
+	// that runs the command with them.
+	setup func(fs *flag.FlagSet) runFunc
+}
+
+// runFunc runs a command with its flags parsed; args are the positional
+// arguments.
+type runFunc func(ctx context.Context, e *env, args []string) error
+
+// noFlags is the setup of a command that takes no flags.
+func noFlags(run runFunc) func(*flag.FlagSet) runFunc {
+	return func(*flag.FlagSet) runFunc { return run }
 }
 
 // env is what every command gets: where to write, and the kit checkout.
@@ -63,23 +73,20 @@ func runIn(ctx context.Context, wd func() (string, error), args []string, stdout
 	}
 	fs := flag.NewFlagSet("labctl "+c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var opts any
-	if c.flags != nil {
-		opts = c.flags(fs)
-	}
-	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
+	runCommand := c.setup(fs)
+	if err := fs.Parse(flagsFirst(fs, args[1:])); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printCommandHelp(stdout, c, fs)
 			return errHelp
 		}
 		return usagef("%s: %v (see labctl %s --help)", c.name, err, c.name)
 	}
-	return c.run(ctx, e, opts, fs.Args())
+	return runCommand(ctx, e, fs.Args())
 }
 
-// interleave moves flags that follow positional arguments to the front, so
+// flagsFirst moves flags that follow positional arguments to the front, so
 // "labctl check 1 --json" works like "labctl check --json 1".
-func interleave(fs *flag.FlagSet, args []string) []string {
+func flagsFirst(fs *flag.FlagSet, args []string) []string {
 	var flags, pos []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -141,9 +148,7 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "usage: labctl %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.long))
 	if fs == nil {
 		fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
-		if c.flags != nil {
-			c.flags(fs)
-		}
+		c.setup(fs)
 	}
 	has := false
 	fs.VisitAll(func(*flag.Flag) { has = true })

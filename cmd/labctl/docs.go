@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/render"
 )
 
 type docsOpts struct {
@@ -24,18 +24,16 @@ var docsCmd = &command{
 Docs renders every Markdown file in docs/ to an HTML page in DIR (default
 .labkit/docs), rewriting links between chapters to point at the HTML pages.
 Open DIR/README.html to read the course from the start.`,
-	flags: func(fs *flag.FlagSet) any {
+	setup: func(fs *flag.FlagSet) runFunc {
 		o := &docsOpts{}
 		fs.StringVar(&o.out, "out", "", "directory for the HTML pages (default .labkit/docs in the kit)")
-		return o
+		return func(ctx context.Context, e *env, args []string) error { return runDocs(ctx, e, o, args) }
 	},
-	run: runDocs,
 }
 
 var mdLink = regexp.MustCompile(`\]\(([^)#:\s]+)\.md(#[^)\s]*)?\)`)
 
-func runDocs(ctx context.Context, e *env, opts any, args []string) error {
-	o := opts.(*docsOpts)
+func runDocs(ctx context.Context, e *env, o *docsOpts, args []string) error {
 	if len(args) > 0 {
 		return usagef("docs takes no arguments (use --out DIR)")
 	}
@@ -64,7 +62,7 @@ func runDocs(ctx context.Context, e *env, opts any, args []string) error {
 		if line, _, _ := strings.Cut(text, "\n"); strings.HasPrefix(line, "# ") {
 			title = strings.TrimPrefix(line, "# ")
 		}
-		page, err := grader.RenderHTML(title, text)
+		page, err := render.Page(title, text)
 		if err != nil {
 			return err
 		}

@@ -18,10 +18,10 @@ var hintCmd = &command{
 Hint shows one hint for LAB. Each lab has three levels: 1 a nudge, 2 an
 approach, 3 a near-solution. Without LEVEL you get the level after the last
 one you saw (starting at 1); with LEVEL you get that one.`,
-	run: runHint,
+	setup: noFlags(runHint),
 }
 
-func runHint(ctx context.Context, e *env, _ any, args []string) error {
+func runHint(ctx context.Context, e *env, args []string) error {
 	if len(args) < 1 || len(args) > 2 {
 		return usagef("hint: want LAB [LEVEL], e.g. labctl hint 1")
 	}

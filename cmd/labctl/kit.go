@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/fourth-outcome/labkit/course"
@@ -54,27 +51,6 @@ func resolveLab(name string) (grader.Lab, error) {
 	return l.Lab, nil
 }
 
-// raceSupport reports whether go test -race can work here: it needs cgo
-// and a C compiler.
-var raceSupport = sync.OnceValues(func() (bool, string) {
-	out, err := exec.Command("go", "env", "CGO_ENABLED", "CC").Output()
-	if err != nil {
-		return false, "could not run go env"
-	}
-	fields := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(fields) < 2 || strings.TrimSpace(fields[0]) != "1" {
-		return false, "cgo is disabled (CGO_ENABLED=0)"
-	}
-	cc := strings.Fields(fields[1])
-	if len(cc) == 0 {
-		return false, "no C compiler is configured"
-	}
-	if _, err := exec.LookPath(cc[0]); err != nil {
-		return false, fmt.Sprintf("the C compiler %q is not installed", cc[0])
-	}
-	return true, ""
-})
-
 // raceMode turns the --race flag ("auto", "on", "off") into a decision,
 // saying once on stderr when the detector is unavailable.
 func (e *env) raceMode(flagValue string) (bool, error) {
@@ -82,7 +58,7 @@ func (e *env) raceMode(flagValue string) (bool, error) {
 	case "off", "false", "0":
 		return false, nil
 	case "on", "true", "1", "auto", "":
-		ok, why := raceSupport()
+		ok, why := grader.RaceSupport()
 		if ok {
 			return true, nil
 		}

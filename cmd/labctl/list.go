@@ -15,10 +15,10 @@ var listCmd = &command{
 	long: `
 List prints every lab in course order with its status as of the last
 "labctl check" of it: passed, failing (with the score), or not started.`,
-	run: runList,
+	setup: noFlags(runList),
 }
 
-func runList(ctx context.Context, e *env, _ any, args []string) error {
+func runList(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 {
 		return usagef("list takes no arguments")
 	}

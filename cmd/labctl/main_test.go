@@ -14,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/render"
 )
 
 // kitRoot is the repository this test runs in.
@@ -195,16 +197,7 @@ func TestCheckAcceptance(t *testing.T) {
 		t.Run("mistake "+m.Name, func(t *testing.T) {
 			t.Parallel()
 			kit := copyKit(t)
-			copyFile(t, filepath.Join(kit, "solutions", lab.Dir, "claim.go"), filepath.Join(labDir(kit), "claim.go"))
-			files, err := m.Apply(filepath.Join(kit, "solutions", lab.Dir))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for name, body := range files {
-				if err := os.WriteFile(filepath.Join(labDir(kit), name), body, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			putTarget(t, kit, lab.Lab, m.Name)
 			r := labctl(t, kit, "check", "01-claim")
 			if r.code != 1 {
 				t.Fatalf("check with mistake %s: exit %d, want 1", m.Name, r.code)
@@ -317,7 +310,7 @@ func TestGradeBatch(t *testing.T) {
 			}
 		}
 	}
-	var gs gradescopeResults
+	var gs gradebook.GradescopeResults
 	data, _ := os.ReadFile(filepath.Join(out, "perfect", "results.json"))
 	if err := json.Unmarshal(data, &gs); err != nil || gs.Score != 100 || len(gs.Tests) == 0 {
 		t.Errorf("perfect/results.json = %+v, %v; want score 100 with tests", gs, err)
@@ -343,7 +336,7 @@ func TestDocsLinksResolve(t *testing.T) {
 		if err != nil {
 			return ""
 		}
-		page, err := grader.RenderHTML("t", string(src))
+		page, err := render.Page("t", string(src))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,33 +377,12 @@ func TestCheckLab03NewKeyPerAttemptShowsTwoRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	kit := copyKit(t)
-	dst := filepath.Join(kit, "labs", lab.Dir)
-	for _, dir := range []string{filepath.Join(kit, "solutions", lab.Dir), filepath.Join(kit, "solutions", lab.Dir, "mistakes", "new-key-per-attempt")} {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		for _, f := range files {
-			if !strings.HasSuffix(f, "_test.go") {
-				copyFile(t, f, filepath.Join(dst, filepath.Base(f)))
-			}
-		}
-	}
+	putTarget(t, kit, lab.Lab, "new-key-per-attempt")
 	r := labctl(t, kit, "check", "3")
 	if r.code != 1 {
 		t.Fatalf("check 3 with new-key-per-attempt: exit %d, want 1\n%s", r.code, r.stderr)
 	}
 	if !strings.Contains(r.stdout, "**Timeline**") || !strings.Contains(r.stdout, "has received 2 signing requests") {
 		t.Errorf("feedback does not show a timeline with the customer receiving two signing requests:\n%s", r.stdout)
-	}
-}
-
-func TestStudentDirNeverCollides(t *testing.T) {
-	if got := studentDir("alice"); got != "alice" {
-		t.Errorf(`studentDir("alice") = %q, want "alice"`, got)
-	}
-	a, b := studentDir("a b"), studentDir("a_b")
-	if a == b {
-		t.Errorf(`studentDir("a b") = studentDir("a_b") = %q, want different folders`, a)
-	}
-	if strings.ContainsAny(studentDir("../x y"), "/ ") {
-		t.Errorf("studentDir(%q) = %q, want no path separators or spaces", "../x y", studentDir("../x y"))
 	}
 }

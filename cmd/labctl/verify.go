@@ -34,18 +34,16 @@ With --redis and no LAB, verify runs every lab whose suite uses Redis (the
 course registry says which) against that server.
 
 Verify never modifies labs/: it grades copies through go test -overlay.`,
-	flags: func(fs *flag.FlagSet) any {
+	setup: func(fs *flag.FlagSet) runFunc {
 		o := &verifyOpts{}
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto, on, off")
 		fs.IntVar(&o.parallel, "parallel", 0, "concurrent suite runs (0: one per CPU)")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port)")
-		return o
+		return func(ctx context.Context, e *env, args []string) error { return runVerify(ctx, e, o, args) }
 	},
-	run: runVerify,
 }
 
-func runVerify(ctx context.Context, e *env, opts any, args []string) error {
-	o := opts.(*verifyOpts)
+func runVerify(ctx context.Context, e *env, o *verifyOpts, args []string) error {
 	root, err := e.kitRoot()
 	if err != nil {
 		return err
@@ -72,14 +70,15 @@ func runVerify(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
-	var env []string
+	var extraEnv []string
 	if o.redis != "" {
-		if err := pingRedis(ctx, o.redis); err != nil {
+		entry, err := checkRedis(ctx, o.redis)
+		if err != nil {
 			return err
 		}
-		env = append(env, "REDIS_ADDR="+o.redis)
+		extraEnv = append(extraEnv, entry)
 	}
-	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: env, Parallel: o.parallel, Progress: e.stdout})
+	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout})
 	if err != nil {
 		return err
 	}

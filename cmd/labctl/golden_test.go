@@ -1,0 +1,114 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/grader"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/check")
+
+// tookRE matches the run's duration in the feedback's facts line, the one
+// part of the feedback that changes from run to run.
+var tookRE = regexp.MustCompile(` · took [0-9.]+(µs|ms|s|m[0-9.]+s)`)
+
+// TestCheckOutputGolden runs labctl check on a starter, a solution or a
+// catalogued mistake of every lab and compares the feedback with the file
+// recorded in testdata/check. The files were recorded before the course
+// registry and the mistakes-as-patches refactor, so this proves that
+// refactor changed nothing a student sees. The targets are ones whose
+// feedback is the same on every run: cases with real-time timelines or
+// random claim tokens in their output are left to TestCheckAcceptance.
+func TestCheckOutputGolden(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite once per target")
+	}
+	if ok, why := grader.RaceSupport(); !ok {
+		t.Skipf("the golden feedback was recorded with the race detector on, which is unavailable here: %s", why)
+	}
+	targets := []struct{ lab, target string }{
+		{"01-claim", "solution"},
+		{"01-claim", "never-released"},
+		{"02-redis", "starter"},
+		{"02-redis", "bare-key"},
+		{"03-ambiguous", "starter"},
+		{"03-ambiguous", "key-in-memory"},
+		{"04-retry", "solution"},
+		{"04-retry", "retry-cancelled"},
+	}
+	for _, tt := range targets {
+		t.Run(tt.lab+"/"+tt.target, func(t *testing.T) {
+			t.Parallel()
+			lab, err := course.Find(tt.lab)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kit := copyKit(t)
+			putTarget(t, kit, lab.Lab, tt.target)
+			r := labctl(t, kit, "check", lab.Dir, "--quiet")
+			got := tookRE.ReplaceAllString(r.stdout, "")
+			golden := filepath.Join("testdata", "check", tt.lab+"-"+tt.target+".md")
+			if *updateGolden {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("labctl check %s on %s: feedback differs from %s; if the change is meant, run go test ./cmd/labctl -run Golden -update and review the diff.\ngot:\n%s", lab.Dir, tt.target, golden, got)
+			}
+		})
+	}
+}
+
+// putTarget makes labs/<lab> in the kit copy hold target: "starter" (as it
+// is), "solution", or the name of a catalogued mistake, applied to the
+// solution.
+func putTarget(tb testing.TB, kit string, lab grader.Lab, target string) {
+	tb.Helper()
+	if target == "starter" {
+		return
+	}
+	labDir := filepath.Join(kit, "labs", lab.Dir)
+	solution := filepath.Join(kit, "solutions", lab.Dir)
+	starter, _ := filepath.Glob(filepath.Join(labDir, "*.go"))
+	for _, f := range starter {
+		if !strings.HasSuffix(f, "_test.go") {
+			if err := os.Remove(f); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(solution, "*.go"))
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			copyFile(tb, f, filepath.Join(labDir, filepath.Base(f)))
+		}
+	}
+	if target == "solution" {
+		return
+	}
+	m, err := grader.ReadMistake(filepath.Join(solution, "mistakes", target+".patch"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	patched, err := m.Apply(solution)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for name, body := range patched {
+		if err := os.WriteFile(filepath.Join(labDir, name), body, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
