@@ -21,17 +21,19 @@ import (
 // is:
 //
 //	Concept: atomic-claim
+//	Rules: R2
 //	Mistake: the lookup and the insert are two separately locked steps, so
 //	  two callers can both see "no record" and both execute.
 //
 //	diff --git a/claim.go b/claim.go
 //	...
 type Mistake struct {
-	Name    string // the file name without .patch, "check-then-insert"
-	Path    string // the patch file
-	Concept string // the concept whose case must fail
-	Summary string // what the mistake is, in one sentence
-	Diff    string // the patch itself, from its first "diff" line
+	Name    string   // the file name without .patch, "check-then-insert"
+	Path    string   // the patch file
+	Concept string   // the concept whose case must fail
+	Rules   []string // the lab README's rules the mistake breaks, "R2"
+	Summary string   // what the mistake is, in one sentence
+	Diff    string   // the patch itself, from its first "diff" line
 	files   []*gitdiff.File
 }
 
@@ -90,6 +92,11 @@ func ReadMistake(path string) (Mistake, error) {
 		switch {
 		case strings.HasPrefix(line, "Concept:"):
 			m.Concept = strings.TrimSpace(strings.TrimPrefix(line, "Concept:"))
+			field = nil
+		case strings.HasPrefix(line, "Rules:"):
+			for _, r := range strings.FieldsFunc(strings.TrimPrefix(line, "Rules:"), func(c rune) bool { return c == ',' || c == ' ' }) {
+				m.Rules = append(m.Rules, r)
+			}
 			field = nil
 		case strings.HasPrefix(line, "Mistake:"):
 			m.Summary = strings.TrimSpace(strings.TrimPrefix(line, "Mistake:"))

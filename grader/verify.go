@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/workpool"
 )
 
@@ -22,6 +24,14 @@ type Check struct {
 	OK     bool
 	Detail string // why it is (not) OK
 	Report *Report
+	m      *Mistake // the catalogue entry of a mistake check
+}
+
+func (c Check) mistake() (Mistake, bool) {
+	if c.m == nil {
+		return Mistake{}, false
+	}
+	return *c.m, true
 }
 
 // String is the check's one-line verdict.
@@ -44,6 +54,9 @@ type VerifyOptions struct {
 	Env      []string
 	Parallel int       // concurrent go test runs; 0 means the number of CPUs
 	Progress io.Writer // one line per finished check
+	// TraceRules adds a "rules" check per lab: its README's numbered
+	// rules, cases and mistakes must trace to each other (traceRules).
+	TraceRules bool
 }
 
 // Verify proves the kit's promises for the given labs: each starter builds
@@ -75,7 +88,7 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 			jobs = append(jobs, job{check: Check{Lab: lab, Kind: "mistake", OK: false, Detail: "the lab has no catalogued mistakes"}})
 		}
 		for _, m := range mistakes {
-			c := Check{Lab: lab, Kind: "mistake", Name: m.Name}
+			c := Check{Lab: lab, Kind: "mistake", Name: m.Name, m: &m}
 			dir, err := m.Write(sol.Impl)
 			if err != nil {
 				// The solution changed under the patch: the mistake no
@@ -127,7 +140,92 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 	if firstErr != nil && ctx.Err() != nil {
 		return results, ctx.Err()
 	}
+	if o.TraceRules {
+		for _, lab := range labs {
+			results = append(results, traceRules(o.Root, lab, results))
+		}
+	}
 	return results, nil
+}
+
+// traceRules is the lab's "rules" check: its README's numbered rules, its
+// cases and its catalogued mistakes must trace to each other. Every rule has
+// a case that checks it and a mistake whose failing cases include a case of
+// that rule; no case or mistake names a rule the README does not have.
+func traceRules(root string, lab Lab, checks []Check) Check {
+	c := Check{Lab: lab, Kind: "rules"}
+	readme, err := os.ReadFile(filepath.Join(root, "labs", lab.Dir, "README.md"))
+	if err != nil {
+		c.Detail = err.Error()
+		return c
+	}
+	rules, err := rubric.ParseRules(string(readme))
+	if err != nil {
+		c.Detail = fmt.Sprintf("labs/%s/README.md: %v", lab.Dir, err)
+		return c
+	}
+	known := map[string]bool{}
+	for _, r := range rules {
+		known[r.ID] = true
+	}
+	var problems []string
+	byCase := map[string][]string{} // case name -> rules
+	checked := map[string]bool{}
+	for _, cs := range lab.Cases {
+		byCase[cs.Name] = cs.Rules
+		if len(cs.Rules) == 0 {
+			problems = append(problems, fmt.Sprintf("case %s names no rule", cs.Name))
+		}
+		for _, r := range cs.Rules {
+			if !known[r] {
+				problems = append(problems, fmt.Sprintf("case %s names %s, which the README does not have", cs.Name, r))
+			}
+			checked[r] = true
+		}
+	}
+	caught := map[string]bool{}
+	for _, ch := range checks {
+		if ch.Lab.Dir != lab.Dir || ch.Kind != "mistake" {
+			continue
+		}
+		m, ok := ch.mistake()
+		if !ok {
+			continue
+		}
+		if len(m.Rules) == 0 {
+			problems = append(problems, fmt.Sprintf("mistake %s names no rule (add a \"Rules: R1\" line)", m.Name))
+		}
+		for _, r := range m.Rules {
+			if !known[r] {
+				problems = append(problems, fmt.Sprintf("mistake %s names %s, which the README does not have", m.Name, r))
+			}
+		}
+		if ch.Report == nil {
+			continue
+		}
+		for _, failed := range ch.Report.Failed() {
+			for _, r := range byCase[failed.Name] {
+				if slices.Contains(m.Rules, r) {
+					caught[r] = true
+				}
+			}
+		}
+	}
+	for _, r := range rules {
+		if !checked[r.ID] {
+			problems = append(problems, fmt.Sprintf("%s has no case", r.ID))
+		}
+		if !caught[r.ID] {
+			problems = append(problems, fmt.Sprintf("%s has no catalogued mistake caught by a case of %s", r.ID, r.ID))
+		}
+	}
+	if len(problems) > 0 {
+		c.Detail = strings.Join(problems, "; ")
+		return c
+	}
+	c.OK = true
+	c.Detail = fmt.Sprintf("%d rules, each with a case and a mistake caught by it", len(rules))
+	return c
 }
 
 // notImplemented are the words a starter's failures must contain.

@@ -6,7 +6,10 @@
 package rubric
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -39,8 +42,9 @@ type Concept struct {
 
 // Case is one behaviour the suite checks. Name is the subtest name.
 type Case struct {
-	Name        string // "concurrent_duplicates_execute_once"
-	Concept     string // Concept.ID
+	Name        string   // "concurrent_duplicates_execute_once"
+	Concept     string   // Concept.ID
+	Rules       []string // the lab README's numbered rules the case checks, "R1"
 	Points      int
 	Explanation string // the property and why it matters
 }
@@ -89,6 +93,11 @@ func (l Lab) Validate() error {
 		case c.Explanation == "":
 			problems = append(problems, fmt.Sprintf("case %q: no explanation", c.Name))
 		}
+		for _, r := range c.Rules {
+			if !ruleID.MatchString(r) {
+				problems = append(problems, fmt.Sprintf("case %q: rule %q is not of the form R1, R2, ...", c.Name, r))
+			}
+		}
 		seen[c.Name] = true
 	}
 	if l.TestName == "" || !strings.HasPrefix(l.TestName, "Test") {
@@ -98,4 +107,36 @@ func (l Lab) Validate() error {
 		return fmt.Errorf("lab %d %s: %s", l.Number, l.Slug, strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// Rule is one numbered rule of a lab's README: a promise the suite checks.
+type Rule struct {
+	ID   string // "R3"
+	Text string // the rule, as written
+}
+
+var (
+	ruleID   = regexp.MustCompile(`^R[1-9][0-9]*$`)
+	ruleItem = regexp.MustCompile(`(?m)^\s*[-*]\s+\*\*(R[0-9]+)\.\*\*\s+(.+)$`)
+)
+
+// ErrRules is wrapped by ParseRules' errors.
+var ErrRules = errors.New("numbered rules")
+
+// ParseRules returns the numbered rules of a lab README: list items that
+// start with the rule's number in bold, "- **R1.** A duplicate ...". The
+// rules must be numbered R1, R2, ... in order, with none missing.
+func ParseRules(readme string) ([]Rule, error) {
+	var rules []Rule
+	for _, m := range ruleItem.FindAllStringSubmatch(readme, -1) {
+		want := "R" + strconv.Itoa(len(rules)+1)
+		if m[1] != want {
+			return rules, fmt.Errorf("%w: found %s where %s comes next (number the rules R1, R2, ... in order)", ErrRules, m[1], want)
+		}
+		rules = append(rules, Rule{ID: m[1], Text: strings.TrimSpace(m[2])})
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("%w: none found (write them as list items \"- **R1.** ...\")", ErrRules)
+	}
+	return rules, nil
 }
