@@ -13,6 +13,7 @@ type verifyOpts struct {
 	race     string
 	parallel int
 	redis    string
+	rules    bool
 }
 
 var verifyCmd = &command{
@@ -39,6 +40,7 @@ Verify never modifies labs/: it grades copies through go test -overlay.`,
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto, on, off")
 		fs.IntVar(&o.parallel, "parallel", 0, "concurrent suite runs (0: one per CPU)")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port)")
+		fs.BoolVar(&o.rules, "rules", false, "also trace each lab's numbered rules to its cases and mistakes")
 		return func(ctx context.Context, e *env, args []string) error { return runVerify(ctx, e, o, args) }
 	},
 }
@@ -78,7 +80,7 @@ func runVerify(ctx context.Context, e *env, o *verifyOpts, args []string) error 
 		}
 		extraEnv = append(extraEnv, entry)
 	}
-	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout})
+	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout, TraceRules: o.rules})
 	if err != nil {
 		return err
 	}
