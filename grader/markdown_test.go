@@ -95,4 +95,3 @@ func TestMarkdownNamesMisconceptionHintDocsAndTimeline(t *testing.T) {
 		}
 	}
 }
-
