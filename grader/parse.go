@@ -203,6 +203,8 @@ func (p *parser) report(stderr string) *Report {
 			out := strings.Join(cs.output, "\n")
 			switch {
 			case cr.Status == StatusPass:
+			case cr.Status == StatusSkip && strings.Contains(out, rubric.InconclusiveMark):
+				cr.Status = StatusInconclusive
 			case strings.Contains(out, "WARNING: DATA RACE") || strings.Contains(out, "race detected during execution of test"):
 				cr.Status = StatusRace
 			case cr.Status == StatusFail && (strings.Contains(out, "panic: ") || strings.Contains(out, "[recovered]")):

@@ -91,6 +91,8 @@ func TestParseStatuses(t *testing.T) {
 		{"binary died", []string{"run TestClaim/a", "output - fatal error: concurrent map writes", "fail -"}, []Status{StatusNoFinish, StatusNotRun}},
 		{"timeout", []string{"run TestClaim/a", "pass TestClaim/a", "run TestClaim/b", "output TestClaim/b panic: test timed out after 5s", "fail -"}, []Status{StatusPass, StatusTimeout}},
 		{"binary exited 0 early", []string{"pass -"}, []Status{StatusNotRun, StatusNotRun}},
+		{"inconclusive is not a pass", []string{"run TestClaim/a", "output TestClaim/a     checks.go:9: inconclusive: the claims never interleaved", "skip TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "pass -"}, []Status{StatusInconclusive, StatusPass}},
+		{"a plain skip", []string{"run TestClaim/a", "output TestClaim/a     checks.go:9: needs Redis", "skip TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "pass -"}, []Status{StatusSkip, StatusPass}},
 		{"suite setup failed", []string{"run TestClaim", "output TestClaim     env.go:9: REDIS_ADDR=127.0.0.1:1: connection refused", "fail TestClaim", "fail -"}, []Status{StatusNotRun, StatusNotRun}},
 	}
 	for _, tt := range tests {

@@ -18,6 +18,10 @@ const (
 	StatusNoFinish Status = "did not finish" // the test binary died while the case ran
 	StatusNotRun   Status = "not run"        // the binary never reached the case
 	StatusSkip     Status = "skipped"
+	// StatusInconclusive is a case that could not exercise its property
+	// on this run (a race that never interleaved, say): it earns nothing
+	// and says so, because inconclusive is not a pass.
+	StatusInconclusive Status = "not exercised"
 )
 
 // Report is the result of one graded run.
@@ -31,6 +35,9 @@ type Report struct {
 	Passed   bool          `json:"passed"` // every case passed
 	Race     bool          `json:"race"`   // the race detector was on
 	Seed     string        `json:"seed,omitempty"`
+	Kit      string        `json:"kit,omitempty"`     // the kit commit graded against, for reproducing the grade
+	Sandbox  string        `json:"sandbox,omitempty"` // where the test binary ran: "bwrap" or "off" (class grading only)
+	Limit    string        `json:"limit,omitempty"`   // the resource limit that stopped the run, if one did
 	Duration time.Duration `json:"duration_ns"`
 	Build    *BuildFailure `json:"build,omitempty"`
 	Problems []string      `json:"problems,omitempty"` // run-wide: timeouts, a binary that exited early, races outside a case

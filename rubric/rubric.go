@@ -20,6 +20,11 @@ const (
 	TimelineEnd   = "--- end timeline ---"
 )
 
+// InconclusiveMark starts the message of a case that skips itself because
+// it could not exercise its property on this run; the grader reports such a
+// case as "not exercised", with no points.
+const InconclusiveMark = "inconclusive:"
+
 // Lab describes one lab's suite: its cases and the concepts they check.
 type Lab struct {
 	Number   int       // 1 for labs/01-claim
