@@ -54,8 +54,8 @@ func Now() time.Time {
 	return time.Now()
 }
 
-// Since returns the virtual time elapsed since Epoch, the natural "t=" of a
-// test's timeline.
-func Since() time.Duration {
+// Elapsed returns the virtual time elapsed since Epoch, that is since the
+// bubble started: the natural "t=" of a test's timeline.
+func Elapsed() time.Duration {
 	return time.Since(Epoch)
 }

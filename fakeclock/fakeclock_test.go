@@ -16,12 +16,12 @@ func TestClockStartsAtEpochAndMovesOnlyWithAdvance(t *testing.T) {
 			t.Fatalf("Now() = %v, want %v", got, fakeclock.Epoch)
 		}
 		fakeclock.Wait()
-		if got := fakeclock.Since(); got != 0 {
-			t.Fatalf("Since() after Wait = %v, want 0 (Wait must not move time)", got)
+		if got := fakeclock.Elapsed(); got != 0 {
+			t.Fatalf("Elapsed() after Wait = %v, want 0 (Wait must not move time)", got)
 		}
 		fakeclock.Advance(90 * time.Second)
-		if got := fakeclock.Since(); got != 90*time.Second {
-			t.Fatalf("Since() after Advance(90s) = %v, want 90s", got)
+		if got := fakeclock.Elapsed(); got != 90*time.Second {
+			t.Fatalf("Elapsed() after Advance(90s) = %v, want 90s", got)
 		}
 	})
 }
@@ -29,7 +29,7 @@ func TestClockStartsAtEpochAndMovesOnlyWithAdvance(t *testing.T) {
 func TestTimerFiresExactlyAtItsDeadline(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
 		fired := make(chan time.Duration, 1)
-		time.AfterFunc(5*time.Second, func() { fired <- fakeclock.Since() })
+		time.AfterFunc(5*time.Second, func() { fired <- fakeclock.Elapsed() })
 
 		fakeclock.Advance(5*time.Second - time.Nanosecond)
 		select {
@@ -107,7 +107,7 @@ func TestHoursOfVirtualTimeTakeMilliseconds(t *testing.T) {
 		if n := <-done; n != 21600 {
 			t.Fatalf("wake-ups = %d, want 21600", n)
 		}
-		if got := fakeclock.Since(); got != 6*time.Hour {
+		if got := fakeclock.Elapsed(); got != 6*time.Hour {
 			t.Fatalf("virtual time elapsed = %v, want 6h", got)
 		}
 	})

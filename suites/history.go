@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/fourth-outcome/labkit/rubric"
@@ -37,14 +36,15 @@ type History struct {
 	events []Event
 }
 
-func newHistory() *History { return &History{start: time.Now()} }
+// NewHistory returns an empty History whose t=0s is now. Run gives every
+// case one; a suite makes its own for a run it does not show (a scenario
+// played quietly to see whether it fails).
+func NewHistory() *History { return &History{start: time.Now()} }
 
-// NewHistory returns an empty History starting now, for tests of the
-// history itself and for helpers outside Run.
-func NewHistory() *History { return newHistory() }
-
-// Restart resets the history's zero to now. A check that enters a fakeclock
-// bubble calls it first, so that t=0s is the bubble's start.
+// Restart resets the history's zero to now, keeping the events so far. Run
+// restarts every case's history as the case's bubble starts, so that t=0s
+// is the bubble's start; a case made of several parts can restart it for
+// each part.
 func (h *History) Restart() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -113,27 +113,4 @@ func formatAt(d time.Duration) string {
 		return d.Truncate(time.Microsecond).String()
 	}
 	return d.Truncate(time.Millisecond).String()
-}
-
-var seedsMu sync.Mutex
-
-func seedsSet(name string, n int64) {
-	seedsMu.Lock()
-	defer seedsMu.Unlock()
-	seeds[name] = n
-}
-
-// seedOf reports the seed a case (or one of its subtests) asked for.
-func seedOf(t *testing.T) (int64, bool) {
-	seedsMu.Lock()
-	defer seedsMu.Unlock()
-	n, ok := seeds[t.Name()]
-	if !ok {
-		for name, s := range seeds {
-			if strings.HasPrefix(name, t.Name()+"/") {
-				return s, true
-			}
-		}
-	}
-	return n, ok
 }

@@ -37,8 +37,11 @@ func Go(f func()) *Call {
 	return c
 }
 
-// Done reports whether the call has returned.
-func (c *Call) Done() bool {
+// Done returns a channel that is closed when the call returns.
+func (c *Call) Done() <-chan struct{} { return c.done }
+
+// Returned reports whether the call has returned.
+func (c *Call) Returned() bool {
 	select {
 	case <-c.done:
 		return true
@@ -47,55 +50,79 @@ func (c *Call) Done() bool {
 	}
 }
 
-// Finished returns a channel closed when the call returns.
-func (c *Call) Finished() <-chan struct{} { return c.done }
-
 // Wait blocks until the call returns.
 func (c *Call) Wait() { <-c.done }
 
 // Settle waits until the call has either returned (true) or is parked
 // waiting for something (a lock, a channel, a condition, a sleep) in several
-// consecutive looks at its stack (false). It never waits on a clock, so it
-// works inside and outside a fakeclock bubble. A call that keeps running
-// without parking or finishing counts as finished after a bounded number of
-// looks only if it returns; otherwise Settle reports it as stuck.
+// consecutive looks at its stack (false). Inside a bubble the call counts as
+// parked only while every other goroutine of the bubble is parked too, so a
+// call waiting for an answer from a goroutine that is still running (an
+// actor that owns the state) is not taken for a stuck one. Settle never
+// waits on a clock, so it works inside and outside a fakeclock bubble. A
+// call that keeps running without parking or returning is reported as stuck
+// after a bounded number of looks.
 func (c *Call) Settle() bool {
 	const needParked = 3
 	const maxLooks = 20000
+	self := goroutineID()
 	parked := 0
 	for range maxLooks {
-		if c.Done() {
+		if c.Returned() {
 			return true
 		}
-		if isParked(goroutineState(c.id)) {
+		if c.parked(self) {
 			parked++
 			if parked >= needParked {
-				return c.Done()
+				return c.Returned()
 			}
 		} else {
 			parked = 0
 		}
 		runtime.Gosched()
 	}
-	return c.Done()
+	return c.Returned()
 }
 
-// SettleAll settles every call and reports which ones are still running.
-func SettleAll(calls ...*Call) (stuck []int) {
-	for i, c := range calls {
-		if !c.Settle() {
-			stuck = append(stuck, i)
+// parked reports whether the call's goroutine is parked and, when it is in
+// a bubble, every goroutine of that bubble but self is parked too.
+func (c *Call) parked(self int64) bool {
+	all := goroutines()
+	var me *goroutine
+	for i := range all {
+		if all[i].id == c.id {
+			me = &all[i]
+			break
 		}
 	}
-	return stuck
+	if me == nil || !isParked(me.state) {
+		return false
+	}
+	if me.bubble == 0 {
+		return true
+	}
+	for _, g := range all {
+		if g.bubble == me.bubble && g.id != self && !isParked(g.state) {
+			return false
+		}
+	}
+	return true
 }
 
 func isParked(state string) bool {
 	switch {
-	case state == "", state == "running", state == "runnable", strings.HasPrefix(state, "syscall"):
+	case state == "", state == "running", state == "runnable", state == "preempted", state == "copystack",
+		strings.HasPrefix(state, "syscall"):
 		return false
 	}
 	return true
+}
+
+// goroutine is one goroutine as the runtime's stack dump describes it.
+type goroutine struct {
+	id     int64
+	state  string // the wait reason: "running", "sync.Mutex.Lock", "chan receive", "select"
+	bubble int64  // the synctest bubble it belongs to, 0 for none
 }
 
 var stackBuf struct {
@@ -103,10 +130,8 @@ var stackBuf struct {
 	b []byte
 }
 
-// goroutineState returns the wait reason of goroutine id as the runtime
-// prints it ("running", "sync.Mutex.Lock", "chan receive", "select"), or ""
-// if there is no such goroutine.
-func goroutineState(id int64) string {
+// goroutines lists every goroutine of the process.
+func goroutines() []goroutine {
 	stackBuf.Lock()
 	defer stackBuf.Unlock()
 	if stackBuf.b == nil {
@@ -115,29 +140,55 @@ func goroutineState(id int64) string {
 	for {
 		n := runtime.Stack(stackBuf.b, true)
 		if n < len(stackBuf.b) {
-			return findState(stackBuf.b[:n], id)
+			return parseGoroutines(stackBuf.b[:n])
 		}
 		stackBuf.b = make([]byte, 2*len(stackBuf.b))
 	}
 }
 
-func findState(dump []byte, id int64) string {
-	prefix := []byte("goroutine " + strconv.FormatInt(id, 10) + " [")
-	i := bytes.Index(dump, prefix)
-	if i < 0 {
-		return ""
+// parseGoroutines reads the header lines of a stack dump:
+//
+//	goroutine 35 [chan receive (durable), 2 minutes, synctest bubble 3]:
+func parseGoroutines(dump []byte) []goroutine {
+	var out []goroutine
+	for line := range bytes.Lines(dump) {
+		rest, ok := bytes.CutPrefix(line, []byte("goroutine "))
+		if !ok {
+			continue
+		}
+		id, rest, ok := bytes.Cut(rest, []byte(" ["))
+		if !ok {
+			continue
+		}
+		inside, _, ok := bytes.Cut(rest, []byte("]:"))
+		if !ok {
+			continue
+		}
+		g := goroutine{}
+		g.id, _ = strconv.ParseInt(string(id), 10, 64)
+		for i, part := range strings.Split(string(inside), ", ") {
+			if i == 0 {
+				// "chan receive (durable)", "select (scan)": keep the reason only.
+				g.state, _, _ = strings.Cut(part, " (")
+				continue
+			}
+			if b, ok := strings.CutPrefix(part, "synctest bubble "); ok {
+				g.bubble, _ = strconv.ParseInt(b, 10, 64)
+			}
+		}
+		out = append(out, g)
 	}
-	rest := dump[i+len(prefix):]
-	j := bytes.IndexByte(rest, ']')
-	if j < 0 {
-		return ""
+	return out
+}
+
+// bubbleOf returns the bubble goroutine id belongs to, 0 for none.
+func bubbleOf(id int64) int64 {
+	for _, g := range goroutines() {
+		if g.id == id {
+			return g.bubble
+		}
 	}
-	state := string(rest[:j])
-	// "chan receive, 2 minutes", "select (durable)": keep the reason only.
-	if k := strings.IndexAny(state, ",("); k >= 0 {
-		state = strings.TrimSpace(state[:k])
-	}
-	return state
+	return 0
 }
 
 func goroutineID() int64 {

@@ -1,25 +1,45 @@
-// Package suites holds what every lab's conformance suite shares: the
-// rubric types (Lab, Concept, Case), the runner that turns a list of cases
-// into subtests, the per-case History that becomes a failure's timeline, and
-// seeded randomness.
+// Package suites is the toolkit every lab's conformance suite is built with:
+// the runner that turns a list of cases into subtests, each in a bubble of
+// its own on virtual time; the per-case History that becomes a failure's
+// timeline; seeded randomness; and Go and Settle, which tell a call that is
+// stuck from one that is merely slow.
 //
 // Each lab has one suite package (suites/claimsuite, ...) exporting
 //
-//	func Run(t *testing.T, <constructor>, ...)
+//	func Run(t *testing.T, <constructor>, <the lab's sentinels>...)
 //
-// in the manner of testing/slogtest.Run, plus a Lab value describing its cases.
-// The same Run is called by the lab's test file, by the solution's test file,
-// and by the grader for every submission and catalogued mistake. The rubric
-// (points, concept, explanation) lives on the cases themselves, so the grader
-// reads it from the same value the tests run.
+// in the manner of testing/slogtest.Run, plus a Lab value describing its
+// cases. The same Run is called by the lab's test file, by the solution's
+// test file, and by the grader for every submission and catalogued mistake.
+// The rubric (points, concept, explanation) lives on the cases themselves,
+// so the grader reads it from the same value the tests run.
+//
+// # The life of a case
+//
+// Run makes one subtest per case and, inside it:
+//
+//  1. opens a fakeclock bubble and starts the case's History at its t=0s;
+//  2. builds what the case checks by calling the suite's newImpl inside the
+//     bubble, so that goroutines the implementation starts (an actor that
+//     owns a map, a background sweeper) belong to the bubble and can talk to
+//     the goroutines of the case;
+//  3. runs the case's Check; a panic in it, or in the implementation called
+//     from it, fails the case with the panic's stack instead of ending the
+//     test binary;
+//  4. when the check returns, calls the Close method of anything newImpl
+//     handed to CloseAtEnd, and lets the bubble end. Goroutines that
+//     newImpl started and that are still blocked then (an actor waiting for
+//     its next request, with no Close to stop it) are left behind quietly:
+//     nothing can wake them any more. Any other goroutine still blocked is a
+//     leak, and synctest reports it as a deadlock, as fakeclock.Run always
+//     does.
+//
+// RunRealTime is the same without the bubble, for a suite that runs against
+// something outside the process (lab 02 against a real Redis server).
 package suites
 
 import (
 	"fmt"
-	"hash/fnv"
-	"os"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -35,7 +55,8 @@ type (
 )
 
 // Test pairs a Case with the function that checks it against an
-// implementation of type T.
+// implementation of type T. Check runs inside the case's bubble with the
+// case's History, and records in it what happened.
 type Test[T any] struct {
 	Case
 	Check func(t *testing.T, h *History, impl T)
@@ -50,30 +71,44 @@ func Cases[T any](tests []Test[T]) []Case {
 	return out
 }
 
-// Run runs every test as a subtest of t named after its case. Before each
-// check it starts a History; when a check fails, the case's explanation, its
-// seed and the History's timeline are logged, which is what the grader shows
-// the student. A panic in the check's own goroutine fails that case only (with
-// the stack) instead of ending the whole run.
-//
-// newImpl is called once per case, inside the case's subtest (and so inside
-// its bubble when the check starts one), so that cases never share state.
-func Run[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(t *testing.T) T) {
+// Run runs every test as a subtest of t named after its case, each in a
+// fakeclock bubble of its own, as the package documentation describes.
+// newImpl builds what one case checks; it is called once per case, inside
+// the case's bubble and with the case's History, so cases never share
+// state. When a case fails, its explanation, concept, seed and timeline are
+// logged: that is what the grader shows the student.
+func Run[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(t *testing.T, h *History) T) {
+	t.Helper()
+	run(t, lab, tests, newImpl, true)
+}
+
+// RunRealTime is Run on the real clock: no case runs in a bubble, so
+// fakeclock.Advance is not available and time passes for real. It is for a
+// suite that runs against something outside the process, which a bubble
+// cannot hold.
+func RunRealTime[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(t *testing.T, h *History) T) {
+	t.Helper()
+	run(t, lab, tests, newImpl, false)
+}
+
+func run[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(*testing.T, *History) T, bubble bool) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.Name, func(t *testing.T) {
-			h := newHistory()
+			h := NewHistory()
 			t.Cleanup(func() {
 				if t.Failed() {
 					t.Log(failureReport(lab, tt.Case, h, t))
 				}
 			})
-			defer func() {
-				if r := recover(); r != nil {
-					t.Errorf("panic: %v\n%s", r, trimStack(debug.Stack()))
-				}
-			}()
-			tt.Check(t, h, newImpl(t))
+			if bubble {
+				inBubble(t, h, newImpl, tt.Check)
+				return
+			}
+			var impl T
+			if Guard(t, func() { impl = newImpl(t, h) }) {
+				Guard(t, func() { tt.Check(t, h, impl) })
+			}
 		})
 	}
 }
@@ -89,47 +124,4 @@ func failureReport(lab Lab, c Case, h *History, t *testing.T) string {
 	}
 	b.WriteString(h.Timeline())
 	return b.String()
-}
-
-func trimStack(stack []byte) string {
-	lines := strings.Split(string(stack), "\n")
-	// Drop the frames of debug.Stack, the deferred recover and the panic
-	// machinery; keep the student's frames first.
-	for i, l := range lines {
-		if strings.HasPrefix(l, "panic(") {
-			lines = lines[i:]
-			break
-		}
-	}
-	if len(lines) > 30 {
-		lines = append(lines[:30], "\t...")
-	}
-	return strings.Join(lines, "\n")
-}
-
-// SeedEnv is the environment variable that overrides every case's seed;
-// labctl check --seed sets it.
-const SeedEnv = "LABKIT_SEED"
-
-var seeds = map[string]int64{}
-
-// Seed returns the seed for the current case: the value of LABKIT_SEED when
-// it is set, and otherwise a fixed number derived from the test's name, so
-// the verdict is the same on every run and every machine. A failing case
-// prints its seed so the run can be replayed.
-func Seed(t *testing.T) int64 {
-	t.Helper()
-	if s := os.Getenv(SeedEnv); s != "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			t.Fatalf("%s=%q: not an integer", SeedEnv, s)
-		}
-		seedsSet(t.Name(), n)
-		return n
-	}
-	h := fnv.New64a()
-	h.Write([]byte(t.Name()))
-	n := int64(h.Sum64() & (1<<53 - 1))
-	seedsSet(t.Name(), n)
-	return n
 }

@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +74,50 @@ func TestSettle(t *testing.T) {
 			c.Wait()
 		})
 	})
+}
+
+func TestSettleWaitsForTheBubbleToGoQuiet(t *testing.T) {
+	// A call that waits for an answer from a goroutine that is still busy
+	// (an actor working through its queue) is not stuck.
+	fakeclock.Run(t, func(t *testing.T) {
+		requests := make(chan chan int)
+		go func() {
+			for reply := range requests {
+				for range 2000 {
+					runtime.Gosched() // busy, never parked
+				}
+				reply <- 1
+			}
+		}()
+		defer close(requests)
+		c := Go(func() {
+			reply := make(chan int)
+			requests <- reply
+			<-reply
+		})
+		if !c.Settle() {
+			t.Error("Settle() = false for a call whose answer was still being computed, want true")
+		}
+		if !c.Returned() {
+			t.Error("Returned() = false after Settle() = true")
+		}
+		select {
+		case <-c.Done():
+		default:
+			t.Error("Done() is not closed after the call returned")
+		}
+	})
+}
+
+func TestParseGoroutines(t *testing.T) {
+	dump := []byte("goroutine 1 [running]:\nmain.main()\n\n" +
+		"goroutine 35 [chan receive (durable), 2 minutes, synctest bubble 3]:\nx()\n\n" +
+		"goroutine 36 [sync.Mutex.Lock, synctest bubble 3]:\n")
+	got := parseGoroutines(dump)
+	want := []goroutine{{1, "running", 0}, {35, "chan receive", 3}, {36, "sync.Mutex.Lock", 3}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("parseGoroutines() = %v, want %v", got, want)
+	}
 }
 
 func TestSeed(t *testing.T) {

@@ -26,52 +26,52 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/provider"
-	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
+	"github.com/fourth-outcome/labkit/task"
 )
 
 // The types the worker shares with the queue, the store and the suite. They
-// are defined in package ambiguoussuite, which also checks the worker, and
-// re-exported here so the worker can name them directly. Do not change them.
+// are defined in package task, which the suite uses too, and re-exported
+// here so the worker can name them directly. Do not change them.
 
 // Task is one unit of work from the queue: send Task.DocumentID to
 // Task.Recipient for signature, on behalf of the provider account
 // Task.Account. Task.ID is the same on every delivery of the task.
-type Task = ambiguoussuite.Task
+type Task = task.Task
 
 // Delivery is one delivery of a task by the queue, which delivers at least
 // once: until Delivery.Ack is called, the task comes back, possibly to a
 // new worker process after a crash.
-type Delivery = ambiguoussuite.Delivery
+type Delivery = task.Delivery
 
 // Record is what the worker keeps about one task in the durable Store: the
 // operation id, the state, and the provider's request id or the error.
-type Record = ambiguoussuite.Record
+type Record = task.Record
 
 // State is where a task's operation stands: Pending, Sent or Failed.
-type State = ambiguoussuite.State
+type State = task.State
 
 // The states of a Record.
 const (
 	// Pending means an operation id is assigned and the outcome is not
 	// known yet.
-	Pending = ambiguoussuite.Pending
+	Pending = task.Pending
 
 	// Sent means the provider committed the signing request; the record's
 	// RequestID says which one.
-	Sent = ambiguoussuite.Sent
+	Sent = task.Sent
 
 	// Failed means the provider definitely refused the request; the
 	// record's Error says why.
-	Failed = ambiguoussuite.Failed
+	Failed = task.Failed
 )
 
 // Store is the durable store: one Record per task id, surviving crashes and
 // restarts. Nothing else the worker holds survives them.
-type Store = ambiguoussuite.Store
+type Store = task.Store
 
 // Deps are what a worker process is built from: the provider, the Store,
 // and NewID, which returns a new unique operation id on every call.
-type Deps = ambiguoussuite.Deps
+type Deps = task.Deps
 
 // The retry policy for calls to the provider within one delivery. Lab 04 is
 // about choosing these well; here they only need to be bounded and to

@@ -16,204 +16,35 @@
 // happens to call them. At the end the suite counts what each customer
 // actually received, and reads the task's durable record.
 //
-// The package also defines the contract types (Task, Delivery, Record,
-// Store, Deps), which the lab's package re-exports.
+// The types a worker shares with the suite (Task, Delivery, Record, Store,
+// Deps) are those of package task, which the lab's package re-exports.
 package ambiguoussuite
 
 import (
+	"context"
 	"testing"
 
 	"github.com/fourth-outcome/labkit/suites"
+	"github.com/fourth-outcome/labkit/task"
 )
 
-// Lab is the rubric of lab 03: its concepts and cases.
-var Lab = suites.Lab{
-	Number:   3,
-	Slug:     "ambiguous",
-	Title:    "The signing provider and the crash boundary",
-	TestName: "TestAmbiguous",
-	Concepts: concepts,
-	Cases:    suites.Cases(tests),
+// Worker is what lab 03 builds, as the suite sees it.
+type Worker interface {
+	// Process handles one delivery of a task.
+	Process(ctx context.Context, d task.Delivery) error
 }
-
-const docs = "docs/03-ambiguous.md"
-
-var concepts = []suites.Concept{
-	{
-		ID:            "fourth-outcome",
-		Title:         "An unknown outcome is reconciled, never assumed",
-		Misconception: "When a call times out or the worker dies around it, I know what happened: a timeout means it failed, and an attempt that was started means it went out.",
-		Hint:          "A timeout or a crash tells you nothing about the provider. Keep the task pending and find out: repeat the Send with the same key, or look the operation up. Record sent or failed only when the provider has said which.",
-		Docs:          docs + "#an-unknown-outcome-is-reconciled-never-assumed",
-	},
-	{
-		ID:            "stable-operation-id",
-		Title:         "One operation id, written down before the first attempt",
-		Misconception: "An idempotency key belongs to a request: each attempt, or each worker process, can make up its own.",
-		Hint:          "Create the operation id once per task, save it in the Store before the first Send, and send the saved one as the key on every attempt, in this process and in the next one after a crash.",
-		Docs:          docs + "#one-operation-id-written-down-before-the-first-attempt",
-	},
-	{
-		ID:            "one-key-per-operation",
-		Title:         "A key names one operation",
-		Misconception: "Any value that stays the same across retries, such as the document id or the customer, makes a good idempotency key.",
-		Hint:          "Two tasks are two operations, even when they send the same document or go to the same person. The key must differ between tasks and stay the same across the attempts of one task.",
-		Docs:          docs + "#a-key-names-one-operation",
-	},
-	{
-		ID:            "record-then-acknowledge",
-		Title:         "Record the outcome, then acknowledge",
-		Misconception: "Once the provider has the request the task is done, so the order of recording and acknowledging does not matter.",
-		Hint:          "The acknowledgement is the point of no return: after it, nobody looks at the task again. Make the outcome durable first, then call Ack. A redelivery that finds a recorded outcome only needs to acknowledge.",
-		Docs:          docs + "#record-the-outcome-then-acknowledge",
-	},
-	{
-		ID:            "in-progress-is-undecided",
-		Title:         "In progress is neither success nor failure",
-		Misconception: "\"In progress\" from the provider means it has my request, so the task counts as sent; or it is a conflict, so the task counts as failed.",
-		Hint:          "provider.ErrInProgress carries no receipt and no refusal. Keep the task pending, wait, then ask again with the same key (or leave the delivery unacknowledged for later), until the provider gives a real answer.",
-		Docs:          docs + "#in-progress-is-neither-success-nor-failure",
-	},
-	{
-		ID:            "permanent-errors",
-		Title:         "A refusal is not retried",
-		Misconception: "Any error might go away on the next attempt, so every error deserves a retry.",
-		Hint:          "Sort the provider's errors. ErrParameterMismatch, ErrInvalidRequest and ErrUnauthorized fail the same way every time: record the task as failed, acknowledge it and return the error. Do not send again, with the same key or a new one.",
-		Docs:          docs + "#a-refusal-is-not-retried",
-	},
-	{
-		ID:            "reconcile-after-retention",
-		Title:         "After the retention window, look it up by reference",
-		Misconception: "The idempotency key protects every retry, however late it comes, and \"not found\" from Status means the request never arrived.",
-		Hint:          "The provider forgets a key 24 hours after its commit: then Status says \"not found\" and a Send with the old key is a brand-new request. Send the operation id as the request's Reference too, and before sending again for a pending task, ask Find(reference).",
-		Docs:          docs + "#after-the-retention-window-look-it-up-by-reference",
-	},
-}
-
-type test = suites.Test[constructor]
 
 // Run runs lab 03's suite. newWorker builds one worker process from its
 // dependencies; the suite calls it at the start of every case and again
 // after every crash, with the same provider, Store and NewID, so anything
 // the worker kept in memory is gone and anything it saved in the Store is
 // not.
-func Run[W Worker](t *testing.T, newWorker func(Deps) W) {
+func Run[W Worker](t *testing.T, newWorker func(task.Deps) W) {
 	t.Helper()
 	if newWorker == nil {
 		t.Fatal("ambiguoussuite.Run: newWorker is nil; pass your constructor, New")
 	}
-	suites.Run(t, Lab, tests, func(*testing.T) constructor {
-		return func(d Deps) Worker { return newWorker(d) }
+	suites.Run(t, Lab, tests, func(*testing.T, *suites.History) constructor {
+		return func(d task.Deps) Worker { return newWorker(d) }
 	})
-}
-
-var tests = []test{
-	{
-		Case: suites.Case{
-			Name:        "sends_once_and_records_the_outcome",
-			Concept:     "record-then-acknowledge",
-			Points:      8,
-			Explanation: "With nothing going wrong, one delivery of a task sends one signing request, records the task as sent with the provider's request id and the operation id it used as the key, acknowledges the delivery and returns nil.",
-		},
-		Check: checkHappyPath,
-	},
-	{
-		Case: suites.Case{
-			Name:        "retries_reuse_the_operation_id",
-			Concept:     "stable-operation-id",
-			Points:      8,
-			Explanation: "The provider fails, throttles and fails again before it commits. Every attempt, in one Process call or across redeliveries, must carry the same idempotency key: the task's operation id, assigned before the first attempt. A key per attempt makes every retry a new signing request as soon as one of them is committed without an answer.",
-		},
-		Check: checkRetriesReuseKey,
-	},
-	{
-		Case: suites.Case{
-			Name:        "lost_response_is_not_a_failure",
-			Concept:     "fourth-outcome",
-			Points:      10,
-			Explanation: "The provider commits the Send and its answer never arrives: the call times out although the customer has the signing request. The worker must not record the task as failed (or send it again under a new key); it repeats the Send with the same key or looks the operation up, and records the real receipt.",
-		},
-		Check: checkLostResponse,
-	},
-	{
-		Case: suites.Case{
-			Name:        "crash_before_the_call",
-			Concept:     "fourth-outcome",
-			Points:      8,
-			Explanation: "The worker dies at each of its calls before the provider sees the request, and a new process gets the task again. Nothing was sent, so it must be sent now, exactly once: an operation id or a pending record does not mean the request went out.",
-		},
-		Check: checkCrashBeforeCall,
-	},
-	{
-		Case: suites.Case{
-			Name:        "crash_after_commit_before_response",
-			Concept:     "stable-operation-id",
-			Points:      12,
-			Explanation: "The provider commits the first Send and the worker dies before the answer arrives: the seed's scenario. The new process must find the operation id the first one saved, and send with it or look it up, so that the customer still receives one signing request, not two.",
-		},
-		Check: checkCrashAfterCommit,
-	},
-	{
-		Case: suites.Case{
-			Name:        "crash_after_response_before_recording",
-			Concept:     "stable-operation-id",
-			Points:      10,
-			Explanation: "The worker receives the receipt and dies at its next call, before it could record anything. The new process knows only what was saved before the Send; with the saved operation id it finds out that the request was sent, and sends nothing more.",
-		},
-		Check: checkCrashAfterResponse,
-	},
-	{
-		Case: suites.Case{
-			Name:        "crash_around_the_acknowledgement",
-			Concept:     "record-then-acknowledge",
-			Points:      8,
-			Explanation: "The worker dies after recording the outcome but before acknowledging, while acknowledging, and right after acknowledging. A redelivery must not send again, and once the queue has the acknowledgement the durable record must already say sent: after the ack nobody will ever finish the task.",
-		},
-		Check: checkCrashAroundAck,
-	},
-	{
-		Case: suites.Case{
-			Name:        "each_task_gets_its_own_operation_id",
-			Concept:     "one-key-per-operation",
-			Points:      8,
-			Explanation: "Three tasks: contract-7 to ann, nda-3 to ann, and contract-7 to bob (a co-signer), then a late duplicate of the first. Each task is one operation with its own key: a key derived from the document or the customer makes the provider treat a different task as a retry of the first, and that task is never sent.",
-		},
-		Check: checkOwnKeys,
-	},
-	{
-		Case: suites.Case{
-			Name:        "in_progress_is_neither_success_nor_failure",
-			Concept:     "in-progress-is-undecided",
-			Points:      8,
-			Explanation: "The first process dies while its Send is still on its way; the provider takes three minutes to commit it. The redelivered task meets provider.ErrInProgress: the task is neither sent (there is no receipt yet) nor failed (it is about to be sent). The worker must wait and ask again, and record the real receipt.",
-		},
-		Check: checkInProgress,
-	},
-	{
-		Case: suites.Case{
-			Name:        "parameter_mismatch_is_not_retried",
-			Concept:     "permanent-errors",
-			Points:      6,
-			Explanation: "The provider answers provider.ErrParameterMismatch: the key was already used for a different request. That answer is the same on every attempt and signals a bug, so the worker sends once, records the task as failed, acknowledges it and returns an error wrapping ErrParameterMismatch. Retrying, with the same key or a new one, is wrong.",
-		},
-		Check: checkMismatch,
-	},
-	{
-		Case: suites.Case{
-			Name:        "lookup_by_reference_after_retention",
-			Concept:     "reconcile-after-retention",
-			Points:      8,
-			Explanation: "The worker dies around its first Send and the queue brings the task back 25 hours later, after the provider's 24-hour key retention. The provider has forgotten the key: Status says not found and a Send with the old key creates a second request. The worker must find out with Find(reference) whether the operation was sent, and send only if it was not.",
-		},
-		Check: checkRetention,
-	},
-	{
-		Case: suites.Case{
-			Name:        "random_crashes_never_duplicate",
-			Concept:     "stable-operation-id",
-			Points:      6,
-			Explanation: "Four tasks, with crashes at random calls and a provider that fails, throttles, slows down and loses responses at random, all from one seed. Every customer must end with exactly one signing request and every task recorded as sent. The seed replays the run.",
-		},
-		Check: checkRandomCrashes,
-	},
 }

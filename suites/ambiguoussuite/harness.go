@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/provider"
 	"github.com/fourth-outcome/labkit/suites"
+	"github.com/fourth-outcome/labkit/task"
 )
 
 // The harness: a small system around the student's worker. It has the
@@ -30,7 +30,7 @@ import (
 // process ends its goroutine too: a dead process writes nothing more.
 
 // constructor builds one worker process.
-type constructor func(Deps) Worker
+type constructor func(task.Deps) Worker
 
 const (
 	// account is the provider account every task runs under.
@@ -97,11 +97,11 @@ func (c call) String() string {
 // what must be true at the end.
 type scenario struct {
 	name  string
-	tasks []Task
+	tasks []task.Task
 
 	// again are tasks the queue delivers once more an hour after every
 	// task was acknowledged: at-least-once delivery's late duplicates.
-	again []Task
+	again []task.Task
 
 	// setup scripts the provider before the first delivery.
 	setup func(e *env)
@@ -154,8 +154,8 @@ type env struct {
 	rng       *rand.Rand
 
 	mu         sync.Mutex
-	records    map[string]Record   // the durable store
-	saves      map[string][]Record // every record saved, per task
+	records    map[string]task.Record   // the durable store
+	saves      map[string][]task.Record // every record saved, per task
 	nextID     int
 	inc        *incarnation // the running process, nil after a crash
 	incs       int
@@ -180,8 +180,8 @@ func newEnv(h *suites.History, newWorker constructor, sc *scenario) *env {
 		newWorker:  newWorker,
 		sc:         sc,
 		rng:        rand.New(rand.NewPCG(uint64(sc.seed), 0x03)),
-		records:    map[string]Record{},
-		saves:      map[string][]Record{},
+		records:    map[string]task.Record{},
+		saves:      map[string][]task.Record{},
 		deliveries: map[string]int{},
 		acks:       map[string]int{},
 		keys:       map[string][]string{},
@@ -265,7 +265,7 @@ func failScenario(t testing.TB, h *suites.History, newWorker constructor, sc *sc
 // visibility.
 func (e *env) run() {
 	type entry struct {
-		task Task
+		task task.Task
 		at   time.Time
 	}
 	var queue []entry
@@ -337,7 +337,7 @@ func (e *env) process() *incarnation {
 	if inc.n > 1 {
 		e.h.Record(inc.name, "starts", "a new process: nothing in memory, the same store and provider")
 	}
-	inc.w = e.newWorker(Deps{Provider: apiProxy{e, inc}, Store: storeProxy{e, inc}, NewID: e.newID})
+	inc.w = e.newWorker(task.Deps{Provider: apiProxy{e, inc}, Store: storeProxy{e, inc}, NewID: e.newID})
 	e.inc = inc
 	return inc
 }
@@ -345,27 +345,27 @@ func (e *env) process() *incarnation {
 // deliver hands one delivery of task to the running worker process and
 // waits until Process returns or the process dies. idle reports a delivery
 // that returned an error without calling any dependency.
-func (e *env) deliver(task Task) (crashed, acked, idle bool) {
+func (e *env) deliver(tk task.Task) (crashed, acked, idle bool) {
 	inc := e.process()
 	e.mu.Lock()
 	callsBefore := e.calls
-	e.deliveries[task.ID]++
-	n := e.deliveries[task.ID]
-	e.current = task.ID
+	e.deliveries[tk.ID]++
+	n := e.deliveries[tk.ID]
+	e.current = tk.ID
 	inc.processing = true
 	e.mu.Unlock()
-	e.h.Record("queue", fmt.Sprintf("delivers %s (delivery %d)", task.ID, n), "to "+inc.name)
+	e.h.Record("queue", fmt.Sprintf("delivers %s (delivery %d)", tk.ID, n), "to "+inc.name)
 
 	ctx, cancel := context.WithTimeout(context.Background(), lease)
 	defer cancel()
-	d := Delivery{Task: task, Attempt: n, Ack: e.ack(inc, task)}
+	d := task.Delivery{Task: tk, Attempt: n, Ack: e.ack(inc, tk)}
 	result := make(chan error, 1)
 	suites.Go(func() {
 		// A panic kills a real process: report it, and treat it as a
 		// crash, rather than let it end the whole test binary.
 		defer func() {
 			if r := recover(); r != nil {
-				e.problem("Process(%s) panicked: %v\n%s", task.ID, r, panicStack())
+				e.problem("Process(%s) panicked: %v\n%s", tk.ID, r, suites.PanicStack())
 				inc.once.Do(func() {
 					e.h.Record(inc.name, "PANICS", fmt.Sprint(r))
 					close(inc.dead)
@@ -383,8 +383,8 @@ func (e *env) deliver(task Task) (crashed, acked, idle bool) {
 		returned = true
 	case <-inc.dead:
 	case <-hung.C:
-		e.h.Record(inc.name, fmt.Sprintf("Process(%s)", task.ID), "still running a minute after its deadline: the suite replaces the process")
-		e.problem("Process(%s) was still running %v after its context's deadline, want it to return (and leave the task unacknowledged) when ctx is done", task.ID, time.Minute)
+		e.h.Record(inc.name, fmt.Sprintf("Process(%s)", tk.ID), "still running a minute after its deadline: the suite replaces the process")
+		e.problem("Process(%s) was still running %v after its context's deadline, want it to return (and leave the task unacknowledged) when ctx is done", tk.ID, time.Minute)
 		inc.once.Do(func() { close(inc.dead) })
 	}
 
@@ -392,34 +392,18 @@ func (e *env) deliver(task Task) (crashed, acked, idle bool) {
 	inc.processing = false
 	if inc.isDead() {
 		crashed = true
-		e.crashed[task.ID]++
+		e.crashed[tk.ID]++
 		e.inc = nil
 	} else if returned {
-		e.returns[task.ID] = append(e.returns[task.ID], err)
+		e.returns[tk.ID] = append(e.returns[tk.ID], err)
 	}
-	acked = e.acks[task.ID] > 0
+	acked = e.acks[tk.ID] > 0
 	idle = returned && err != nil && e.calls == callsBefore
 	e.mu.Unlock()
 	if returned && !crashed {
-		e.h.Record(inc.name, fmt.Sprintf("Process(%s)", task.ID), describeErr(err))
+		e.h.Record(inc.name, fmt.Sprintf("Process(%s)", tk.ID), describeErr(err))
 	}
 	return crashed, acked, idle
-}
-
-// panicStack returns the stack of a recovered panic from the panic on,
-// shortened.
-func panicStack() string {
-	lines := strings.Split(string(debug.Stack()), "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, "panic(") {
-			lines = lines[i:]
-			break
-		}
-	}
-	if len(lines) > 16 {
-		lines = append(lines[:16], "\t...")
-	}
-	return strings.Join(lines, "\n")
 }
 
 func describeErr(err error) string {
@@ -493,18 +477,18 @@ func (e *env) die(inc *incarnation, how string) {
 }
 
 // ack returns the Ack function of one delivery.
-func (e *env) ack(inc *incarnation, task Task) func(context.Context) error {
+func (e *env) ack(inc *incarnation, tk task.Task) func(context.Context) error {
 	return func(context.Context) error {
-		act := e.enter(inc, call{op: "Ack", arg: task.ID})
+		act := e.enter(inc, call{op: "Ack", arg: tk.ID})
 		if act == crashBefore {
-			e.die(inc, fmt.Sprintf("while calling Ack(%s), before the queue got the acknowledgement", task.ID))
+			e.die(inc, fmt.Sprintf("while calling Ack(%s), before the queue got the acknowledgement", tk.ID))
 		}
 		e.mu.Lock()
-		e.acks[task.ID]++
+		e.acks[tk.ID]++
 		e.mu.Unlock()
-		e.h.Record(inc.name, fmt.Sprintf("Ack(%s)", task.ID), "the queue removes the task")
+		e.h.Record(inc.name, fmt.Sprintf("Ack(%s)", tk.ID), "the queue removes the task")
 		if act != noCrash {
-			e.die(inc, fmt.Sprintf("right after the queue got Ack(%s)", task.ID))
+			e.die(inc, fmt.Sprintf("right after the queue got Ack(%s)", tk.ID))
 		}
 		return nil
 	}
@@ -517,7 +501,7 @@ type storeProxy struct {
 }
 
 // Load implements Store.
-func (s storeProxy) Load(ctx context.Context, taskID string) (Record, bool, error) {
+func (s storeProxy) Load(ctx context.Context, taskID string) (task.Record, bool, error) {
 	e := s.e
 	act := e.enter(s.inc, call{op: "Load", arg: taskID})
 	if act == crashBefore {
@@ -538,7 +522,7 @@ func (s storeProxy) Load(ctx context.Context, taskID string) (Record, bool, erro
 }
 
 // Save implements Store.
-func (s storeProxy) Save(ctx context.Context, taskID string, r Record) error {
+func (s storeProxy) Save(ctx context.Context, taskID string, r task.Record) error {
 	e := s.e
 	act := e.enter(s.inc, call{op: "Save", arg: string(r.State)})
 	if act == crashBefore {
@@ -662,10 +646,10 @@ func plural(n int, what string) string {
 }
 
 // deliveriesOf returns what task's recipient received of task's document.
-func (e *env) deliveriesOf(task Task) []provider.Delivery {
+func (e *env) deliveriesOf(tk task.Task) []provider.Delivery {
 	var out []provider.Delivery
-	for _, d := range e.p.Deliveries(task.Recipient) {
-		if d.DocumentID == task.DocumentID && d.Account == task.Account {
+	for _, d := range e.p.Deliveries(tk.Recipient) {
+		if d.DocumentID == tk.DocumentID && d.Account == tk.Account {
 			out = append(out, d)
 		}
 	}
@@ -677,17 +661,17 @@ func (e *env) deliveriesOf(task Task) []provider.Delivery {
 // with that request's id, and the queue got its acknowledgement.
 func (e *env) expectSentOnce() []string {
 	var problems []string
-	for _, task := range e.sc.tasks {
-		problems = append(problems, e.expectTaskSent(task)...)
+	for _, tk := range e.sc.tasks {
+		problems = append(problems, e.expectTaskSent(tk)...)
 	}
 	return problems
 }
 
-func (e *env) expectTaskSent(task Task) []string {
+func (e *env) expectTaskSent(tk task.Task) []string {
 	var problems []string
-	ds := e.deliveriesOf(task)
+	ds := e.deliveriesOf(tk)
 	if len(ds) != 1 {
-		msg := fmt.Sprintf("customer %s has received %s for %s (%s), want 1", task.Recipient, plural(len(ds), "signing request"), task.DocumentID, task.ID)
+		msg := fmt.Sprintf("customer %s has received %s for %s (%s), want 1", tk.Recipient, plural(len(ds), "signing request"), tk.DocumentID, tk.ID)
 		if len(ds) > 1 {
 			var keys []string
 			for _, d := range ds {
@@ -698,33 +682,33 @@ func (e *env) expectTaskSent(task Task) []string {
 		problems = append(problems, msg)
 	}
 	e.mu.Lock()
-	rec, ok := e.records[task.ID]
-	acks := e.acks[task.ID]
-	deliveries := e.deliveries[task.ID]
-	returns := e.returns[task.ID]
-	crashes := e.crashed[task.ID]
+	rec, ok := e.records[tk.ID]
+	acks := e.acks[tk.ID]
+	deliveries := e.deliveries[tk.ID]
+	returns := e.returns[tk.ID]
+	crashes := e.crashed[tk.ID]
 	e.mu.Unlock()
 	if len(ds) == 1 {
 		want := ds[0].RequestID
 		switch {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = no record, want sent %s", task.ID, want))
-		case rec.State == Sent && rec.RequestID == want:
-		case rec.State == Failed:
-			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent %s: the task is recorded failed although %s received the signing request", task.ID, rec, want, task.Recipient))
-		case rec.State == Pending && acks > 0:
-			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent %s: the task was acknowledged, so the queue will not deliver it again, and its outcome was never recorded", task.ID, rec, want))
+			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = no record, want sent %s", tk.ID, want))
+		case rec.State == task.Sent && rec.RequestID == want:
+		case rec.State == task.Failed:
+			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent %s: the task is recorded failed although %s received the signing request", tk.ID, rec, want, tk.Recipient))
+		case rec.State == task.Pending && acks > 0:
+			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent %s: the task was acknowledged, so the queue will not deliver it again, and its outcome was never recorded", tk.ID, rec, want))
 		default:
-			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent %s", task.ID, rec, want))
+			problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent %s", tk.ID, rec, want))
 		}
 	}
 	if acks == 0 {
-		msg := fmt.Sprintf("%s was delivered %d times and never acknowledged", task.ID, deliveries)
+		msg := fmt.Sprintf("%s was delivered %d times and never acknowledged", tk.ID, deliveries)
 		switch {
 		case len(returns) > 0 && returns[len(returns)-1] != nil:
-			msg += fmt.Sprintf("; the last Process(%s) returned: %v", task.ID, returns[len(returns)-1])
+			msg += fmt.Sprintf("; the last Process(%s) returned: %v", tk.ID, returns[len(returns)-1])
 		case len(returns) > 0:
-			msg += fmt.Sprintf("; the last Process(%s) returned nil without calling d.Ack", task.ID)
+			msg += fmt.Sprintf("; the last Process(%s) returned nil without calling d.Ack", tk.ID)
 		case crashes > 0:
 			msg += "; every delivery ended in a crash"
 		}
@@ -745,4 +729,55 @@ func (e *env) sendKeys(taskID string) []string {
 		}
 	}
 	return out
+}
+
+// crashAt returns a plan that crashes the way v says at the call matching
+// target (same process, same position), and a description of it.
+func crashAt(target call, v crash) (func(*env, call) crash, string) {
+	plan := func(_ *env, c call) crash {
+		if c.inc == target.inc && c.seq == target.seq {
+			return v
+		}
+		return noCrash
+	}
+	how := "before it takes effect"
+	if v == crashAfter {
+		how = "right after it took effect"
+	}
+	return plan, fmt.Sprintf("the worker crashes at its call #%d, %s, %s", target.seq, target, how)
+}
+
+// firstCall returns a plan that crashes the way v says at the first call
+// for which match is true.
+func firstCall(match func(c call) bool, v crash) func(*env, call) crash {
+	return func(_ *env, c call) crash {
+		if match(c) {
+			return v
+		}
+		return noCrash
+	}
+}
+
+// afterCrash holds the task back for d after a crash, and for the usual
+// visibility timeout otherwise.
+func afterCrash(d time.Duration) func(bool) time.Duration {
+	return func(crashed bool) time.Duration {
+		if crashed {
+			return d
+		}
+		return visibility
+	}
+}
+
+// probe plays sc quietly and returns its env. When sc goes wrong, probe
+// reports it as the case's failure and returns nil: the crash scenarios
+// derived from a run that fails on its own would only repeat the failure.
+func probe(t testing.TB, h *suites.History, newWorker constructor, sc *scenario) *env {
+	t.Helper()
+	e, problems := play(suites.NewHistory(), newWorker, sc)
+	if len(problems) > 0 {
+		failScenario(t, h, newWorker, sc, 0, 1, problems)
+		return nil
+	}
+	return e
 }

@@ -1,4 +1,20 @@
-package ambiguoussuite
+// Package task holds the types that a lab's worker shares with the rest of
+// the system it runs in: the queue that delivers tasks, the durable store
+// it writes to, and the suite that checks it. They are the course's
+// vocabulary for a durable task engine, defined once so that a starter, its
+// solution and its suite all speak of the same Task and Record; a lab's
+// package re-exports the ones it uses as aliases, so student code names them
+// without this package.
+//
+// Lab 03 (the signing provider and the crash boundary) brings the first
+// ones: a Task and its at-least-once Delivery, the durable Record of the
+// task's operation with its State, the Store that keeps it, and the Deps a
+// worker process is built from. The labs still to come add theirs here:
+// leases and their visibility timeouts, fencing tokens, delivery counts for
+// dead-lettering, checkpoints and admission limits. Only types live here,
+// with the methods that render them; no behaviour a lab asks students to
+// write, and nothing a test needs.
+package task
 
 import (
 	"context"
@@ -6,10 +22,6 @@ import (
 
 	"github.com/fourth-outcome/labkit/provider"
 )
-
-// This file is the contract between the suite and a lab 03 worker: the types
-// both sides use. The lab's package re-exports them as aliases, so a worker
-// writes Task, Delivery, Record and Store without naming this package.
 
 // Task is one unit of work from the queue: send document DocumentID to
 // Recipient for signature, on behalf of the provider account Account.
@@ -121,10 +133,4 @@ type Deps struct {
 	// NewID returns a new operation id ("op-000001") each time it is
 	// called: never one it returned before, in this process or any other.
 	NewID func() string
-}
-
-// Worker is what lab 03 builds, as the suite sees it.
-type Worker interface {
-	// Process handles one delivery of a task.
-	Process(ctx context.Context, d Delivery) error
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +24,43 @@ import (
 	"github.com/fourth-outcome/labkit/fakeclock"
 	"github.com/fourth-outcome/labkit/suites"
 )
+
+// target is the implementation under test: how to build its stores, and
+// the lab's sentinels. Every case's env holds it.
+type target struct {
+	newStore func(rdb redis.UniversalClient, o Options) store
+	errs     Errors
+}
+
+// store is Store with the claim type erased, so that the cases need no type
+// parameters.
+type store interface {
+	Claim(ctx context.Context, tenant, key, fingerprint string) (any, error)
+	Complete(ctx context.Context, c any, result string) error
+	Release(ctx context.Context, c any) error
+	Do(ctx context.Context, tenant, key, fingerprint string, work func(ctx context.Context) (string, error)) (string, error)
+}
+
+type erased[C, R any] struct{ s Store[C, R] }
+
+func (e erased[C, R]) Claim(ctx context.Context, tenant, key, fingerprint string) (any, error) {
+	c, _, err := e.s.Claim(ctx, tenant, key, fingerprint)
+	return c, err
+}
+
+func (e erased[C, R]) Complete(ctx context.Context, c any, result string) error {
+	cc, _ := c.(C)
+	return e.s.Complete(ctx, cc, result)
+}
+
+func (e erased[C, R]) Release(ctx context.Context, c any) error {
+	cc, _ := c.(C)
+	return e.s.Release(ctx, cc)
+}
+
+func (e erased[C, R]) Do(ctx context.Context, tenant, key, fingerprint string, work func(ctx context.Context) (string, error)) (string, error) {
+	return e.s.Do(ctx, tenant, key, fingerprint, work)
+}
 
 // timing is the durations a case runs with. On virtual time they are the
 // realistic ones; against a real server they are scaled down so that the
@@ -45,9 +81,10 @@ var (
 // time in a bubble, real time against a real server).
 const promptly = 2 * time.Second
 
-// env is one case's world: a Redis server (miniredis in a bubble, or a real
-// one under a private prefix), a clock that Advance moves, an inspector
-// connection the store never sees, and a factory for processes.
+// env is what every case is handed: one case's world. It has a Redis
+// server (miniredis in the case's bubble, or a real one under a private
+// prefix), a clock that advance moves, an inspector connection the store
+// never sees, and a factory for processes, each with its own store.
 type env struct {
 	t  testing.TB
 	h  *suites.History
@@ -60,61 +97,23 @@ type env struct {
 	dial    func(ctx context.Context) (net.Conn, error)
 }
 
-// run runs f in a fresh env: inside a fakeclock bubble on a new miniredis,
-// or, when REDIS_ADDR is set, against the real server under a new prefix
-// that is deleted when the case ends. A panic in f fails the case with its
-// stack instead of ending the test binary.
-func (tg *target) run(t *testing.T, h *suites.History, f func(t *testing.T, e *env)) {
-	t.Helper()
-	if tg.server != nil {
-		h.Restart()
-		e := tg.server.newEnv(t, h, tg)
-		guard(t, func() { f(t, e) })
-		return
+// simulatedEnv returns the env of one case on virtual time: a new
+// miniredis inside the case's bubble, reached through in-memory pipes.
+func (tg *target) simulatedEnv(t *testing.T, h *suites.History) *env {
+	m, inspect := fakeclock.StartRedis(t)
+	return &env{
+		t: t, h: h, tg: tg, timing: virtualTiming, virtual: true,
+		prefix:  "labkit:test:sim:",
+		inspect: inspect,
+		options: func() *redis.Options { return &redis.Options{Addr: "miniredis.pipe"} },
+		dial:    func(context.Context) (net.Conn, error) { return m.Dial() },
 	}
-	fakeclock.Run(t, func(t *testing.T) {
-		h.Restart()
-		m, inspect := fakeclock.StartRedis(t)
-		e := &env{
-			t: t, h: h, tg: tg, timing: virtualTiming, virtual: true,
-			prefix:  "labkit:test:sim:",
-			inspect: inspect,
-			options: func() *redis.Options { return &redis.Options{Addr: "miniredis.pipe"} },
-			dial:    func(context.Context) (net.Conn, error) { return m.Dial() },
-		}
-		guard(t, func() { f(t, e) })
-	})
-}
-
-// guard runs f and turns a panic into a failure of t, with the stack.
-func guard(t testing.TB, f func()) {
-	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			t.Errorf("panic: %v\n%s", r, panicStack())
-		}
-	}()
-	f()
-}
-
-func panicStack() string {
-	lines := strings.Split(string(debug.Stack()), "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, "panic(") {
-			lines = lines[i:]
-			break
-		}
-	}
-	if len(lines) > 30 {
-		lines = append(lines[:30], "\t...")
-	}
-	return strings.Join(lines, "\n")
 }
 
 // goCall runs f in its own goroutine (see suites.Go); a panic in it fails
 // the case instead of ending the test binary.
 func (e *env) goCall(f func()) *suites.Call {
-	return suites.Go(func() { guard(e.t, f) })
+	return suites.Go(func() { suites.Guard(e.t, f) })
 }
 
 // advance moves the clock forward by d and says so in the timeline. On a
@@ -182,12 +181,12 @@ func (e *env) returnsPromptly(call *suites.Call, stop <-chan struct{}) bool {
 	timer := time.NewTimer(promptly)
 	defer timer.Stop()
 	select {
-	case <-call.Finished():
+	case <-call.Done():
 		return true
 	case <-timer.C:
 		return false
 	case <-stop:
-		return call.Done()
+		return call.Returned()
 	}
 }
 
@@ -751,3 +750,109 @@ func deletePrefix(rdb *redis.Client, prefix string) error {
 }
 
 func (s *realServer) close() { _ = s.admin.Close() }
+
+// A lockstep holds several processes' commands back so that they reach the
+// server in rounds: in each round every process that still has a command to
+// send sends exactly one, and the next round starts only when all of them
+// have their answers. Two processes that both "GET the key, then SET it"
+// therefore both GET before either SETs, every time: the race a real
+// deployment hits once in a while happens on every run.
+type lockstep struct {
+	e       *env
+	workers []*stepWorker
+	round   atomic.Pointer[chan struct{}] // closed to let the current round go
+	on      atomic.Bool
+}
+
+// stepWorker is one process taking part in a lockstep.
+type stepWorker struct {
+	p     *proc
+	state atomic.Int32
+}
+
+// Where a lockstep worker is.
+const (
+	stepRunning  int32 = iota // between two commands, or waiting for an answer
+	stepAtGate                // holding its next command until the round starts
+	stepInWork                // inside the work function (held on the case's gate)
+	stepFinished              // its call returned
+)
+
+// lockstep arms the gates of procs.
+func (e *env) lockstep(procs []*proc) *lockstep {
+	ls := &lockstep{e: e}
+	first := make(chan struct{})
+	ls.round.Store(&first)
+	ls.on.Store(true)
+	for _, p := range procs {
+		w := &stepWorker{p: p}
+		ls.workers = append(ls.workers, w)
+		g := gateFunc(func(n int64, cmd string) {
+			if !ls.on.Load() {
+				return
+			}
+			ch := ls.round.Load() // before announcing: see conduct
+			w.state.Store(stepAtGate)
+			<-*ch
+			e.h.Record(p.name, "sends "+cmd, "")
+		})
+		p.gate.Store(&g)
+	}
+	return ls
+}
+
+// conduct runs rounds until no worker has a command left to send, then
+// calls openWork so that a worker inside its work can finish, and switches
+// the lockstep off. It returns the names of workers that neither sent a
+// command nor finished nor entered the work within a bounded wait: stuck
+// inside the store.
+func (ls *lockstep) conduct(openWork func()) (stuck []string) {
+	defer ls.stop()
+	quiet := func() bool {
+		for _, w := range ls.workers {
+			if w.state.Load() == stepRunning {
+				return false
+			}
+		}
+		return true
+	}
+	for range 1000 {
+		if !ls.e.waitUntil(quiet) {
+			for _, w := range ls.workers {
+				if w.state.Load() == stepRunning {
+					stuck = append(stuck, w.p.name)
+				}
+			}
+			openWork()
+			return stuck
+		}
+		var gated []*stepWorker
+		for _, w := range ls.workers {
+			if w.state.Load() == stepAtGate {
+				gated = append(gated, w)
+			}
+		}
+		if len(gated) == 0 {
+			openWork()
+			return nil
+		}
+		// A worker loads the round's channel before it announces itself at
+		// the gate, so every announced worker waits on the channel closed
+		// here, and the next command anyone sends waits for the next round.
+		next := make(chan struct{})
+		old := ls.round.Swap(&next)
+		for _, w := range gated {
+			w.state.Store(stepRunning)
+		}
+		close(*old)
+	}
+	openWork()
+	return nil
+}
+
+// stop lets every held and future command through.
+func (ls *lockstep) stop() {
+	if ls.on.Swap(false) {
+		close(*ls.round.Load())
+	}
+}

@@ -1,0 +1,115 @@
+package suites
+
+import (
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+// inBubble runs one case in a new fakeclock bubble: the history restarts at
+// the bubble's t=0s, newImpl builds the implementation inside the bubble,
+// and check runs with panics turned into failures. Goroutines that newImpl
+// started and that are still blocked when the case ends are left behind
+// (see the package documentation); any other leftover makes synctest's
+// deadlock report end the test binary, as it would without this runner.
+func inBubble[T any](t *testing.T, h *History, newImpl func(*testing.T, *History) T, check func(*testing.T, *History, T)) {
+	t.Helper()
+	var bubble int64
+	var background map[int64]bool // goroutines of the bubble once newImpl returned
+	defer func() {
+		if r := recover(); r != nil && !endedWithOnly(r, bubble, background) {
+			panic(r)
+		}
+	}()
+	fakeclock.Run(t, func(t *testing.T) {
+		h.Restart()
+		bubble = bubbleOf(goroutineID())
+		var impl T
+		if !Guard(t, func() { impl = newImpl(t, h) }) {
+			return
+		}
+		background = map[int64]bool{}
+		for _, g := range goroutines() {
+			if g.bubble == bubble {
+				background[g.id] = true
+			}
+		}
+		Guard(t, func() { check(t, h, impl) })
+	})
+}
+
+// leftBehind is how synctest reports a bubble whose goroutines are still
+// blocked after its root goroutine returned.
+const leftBehind = "deadlock: main bubble goroutine has exited but blocked goroutines remain"
+
+// endedWithOnly reports whether r is synctest's report of a bubble that
+// ended with goroutines still blocked, all of them in background.
+func endedWithOnly(r any, bubble int64, background map[int64]bool) bool {
+	err, ok := r.(error)
+	if !ok || err.Error() != leftBehind || bubble == 0 {
+		return false
+	}
+	for _, g := range goroutines() {
+		if g.bubble == bubble && !background[g.id] {
+			return false
+		}
+	}
+	return true
+}
+
+// CloseAtEnd arranges for v's Close method, if it has one (Close() error or
+// Close()), to be called when the case ends: inside its bubble, after the
+// check returned, before the bubble waits for its goroutines. A suite calls
+// it from newImpl with the implementation it built, so that an
+// implementation that starts goroutines can stop them. An error or a panic
+// from Close fails the case.
+func CloseAtEnd(t testing.TB, v any) {
+	t.Helper()
+	switch c := v.(type) {
+	case interface{ Close() error }:
+		t.Cleanup(func() {
+			Guard(t, func() {
+				if err := c.Close(); err != nil {
+					t.Errorf("Close() at the end of the case = %v, want nil", err)
+				}
+			})
+		})
+	case interface{ Close() }:
+		t.Cleanup(func() { Guard(t, c.Close) })
+	}
+}
+
+// Guard runs f and turns a panic in it into a failure of t that shows the
+// panic's value and stack (see PanicStack). It reports whether f returned
+// normally. It is for f that runs the implementation under test: in a
+// case's goroutine (Run guards every check) or in one the case starts.
+func Guard(t testing.TB, f func()) (returned bool) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("panic: %v\n%s", r, PanicStack())
+		}
+	}()
+	f()
+	return true
+}
+
+// PanicStack returns the stack of a goroutine that is recovering from a
+// panic, from the panic on (the frames of the recovery itself are
+// dropped), cut to 30 lines. Call it in the deferred function that
+// recovered.
+func PanicStack() string {
+	lines := strings.Split(string(debug.Stack()), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "panic(") {
+			lines = lines[i:]
+			break
+		}
+	}
+	if len(lines) > 30 {
+		lines = append(lines[:30], "\t...")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,134 @@
+package claimsuite
+
+import "github.com/fourth-outcome/labkit/suites"
+
+// Lab is the rubric of lab 01: its concepts and cases.
+var Lab = suites.Lab{
+	Number:   1,
+	Slug:     "claim",
+	Title:    "Claim before you execute",
+	TestName: "TestClaim",
+	Concepts: concepts,
+	Cases:    suites.Cases(tests),
+}
+
+const docs = "docs/01-claim.md"
+
+var concepts = []suites.Concept{
+	{
+		ID:            "atomic-claim",
+		Title:         "The claim is one atomic step",
+		Misconception: "Looking the key up and then inserting it is the same as claiming it, as long as each step is safe on its own.",
+		Hint:          "Find the moment where two callers can both have seen \"no record\". The lookup and the insert of the pending record must happen in one step that nobody can interleave with.",
+		Docs:          docs + "#the-claim-is-one-atomic-step",
+	},
+	{
+		ID:            "claim-before-execute",
+		Title:         "Claim before you execute",
+		Misconception: "It is enough to record the key once the work has finished: duplicates will find it then.",
+		Hint:          "Ask what a duplicate sees while the first caller's work is still running. The record has to exist before the work starts, not after.",
+		Docs:          docs + "#claim-before-you-execute",
+	},
+	{
+		ID:            "pending-vs-complete",
+		Title:         "Pending is not complete",
+		Misconception: "A key that has been claimed has succeeded, so a duplicate can be answered with success.",
+		Hint:          "A pending record has no result yet. The duplicate must learn that the work is in progress (a distinct error it can test with errors.Is), not receive an empty success.",
+		Docs:          docs + "#pending-is-not-complete",
+	},
+	{
+		ID:            "stored-result",
+		Title:         "The result is stored and replayed",
+		Misconception: "Once the work is done the key can be forgotten; duplicates only matter while the work runs.",
+		Hint:          "Retries arrive late: after a timeout, after a redelivery, after a restart. Keep the completed record and answer duplicates from it.",
+		Docs:          docs + "#the-result-is-stored-and-replayed",
+	},
+	{
+		ID:            "failure-release",
+		Title:         "A failure must not leave the key stuck",
+		Misconception: "If the work fails, the pending record can simply stay where it is.",
+		Hint:          "Follow a key whose work returned an error: what does the next attempt with the same key get, now and in an hour? This lab releases the claim on failure.",
+		Docs:          docs + "#a-failure-must-not-leave-the-key-stuck",
+	},
+	{
+		ID:            "per-key-isolation",
+		Title:         "Different keys never wait for each other",
+		Misconception: "One lock around the whole operation is the simplest way to make it safe.",
+		Hint:          "Hold a lock only for the claim and the record updates, never while the work runs. Work for another key must be able to start at once.",
+		Docs:          docs + "#different-keys-never-wait-for-each-other",
+	},
+	{
+		ID:            "results-unchanged",
+		Title:         "Results come back unchanged",
+		Misconception: "The store may wrap, copy or replace what the work returned.",
+		Hint:          "Return the work's value and error exactly as they came back, so callers can still use errors.Is and compare values.",
+		Docs:          docs + "#results-come-back-unchanged",
+	},
+}
+
+// tests are the cases, in the order they run.
+var tests = []suites.Test[target]{
+	{
+		Case: suites.Case{
+			Name:        "results_returned_unchanged",
+			Concept:     "results-unchanged",
+			Points:      10,
+			Explanation: "The first call with a new key runs the work once and returns exactly what it produced: the same value, or the very same error value, so callers can still match it with errors.Is.",
+		},
+		Check: checkFirstCall,
+	},
+	{
+		Case: suites.Case{
+			Name:        "concurrent_duplicates_execute_once",
+			Concept:     "claim-before-execute",
+			Points:      20,
+			Explanation: "Twenty workers submit the same key while the first one is still working. The work must run exactly once; otherwise a retry charges the customer twice.",
+		},
+		Check: checkConcurrentDuplicates,
+	},
+	{
+		Case: suites.Case{
+			Name:        "simultaneous_claims_execute_once",
+			Concept:     "atomic-claim",
+			Points:      15,
+			Explanation: "Eight workers released at the same instant race for one key, round after round, until the machine has shown it really runs claims in parallel. Exactly one may win each race: the lookup and the insert must be a single atomic step.",
+		},
+		Check: checkSimultaneousClaims,
+	},
+	{
+		Case: suites.Case{
+			Name:        "pending_duplicate_is_told_in_progress",
+			Concept:     "pending-vs-complete",
+			Points:      15,
+			Explanation: "A duplicate that arrives while the work runs must get an \"in progress\" error (errors.Is with the lab's sentinel), never an empty success and never a second execution.",
+		},
+		Check: checkPendingDuplicate,
+	},
+	{
+		Case: suites.Case{
+			Name:        "completed_duplicate_gets_stored_result",
+			Concept:     "stored-result",
+			Points:      15,
+			Explanation: "A duplicate that arrives after the work succeeded, even an hour later, gets the stored value without running the work again.",
+		},
+		Check: checkCompletedDuplicate,
+	},
+	{
+		Case: suites.Case{
+			Name:        "failed_execution_releases_key",
+			Concept:     "failure-release",
+			Points:      15,
+			Explanation: "When the work fails, the caller gets that failure and the key is released, so the next attempt with the same key runs the work again instead of being told \"in progress\" forever.",
+		},
+		Check: checkFailureReleases,
+	},
+	{
+		Case: suites.Case{
+			Name:        "different_keys_do_not_block_each_other",
+			Concept:     "per-key-isolation",
+			Points:      10,
+			Explanation: "While slow work runs for one key, work for another key starts and finishes at once. A lock held during execution would serialise every customer behind the slowest one.",
+		},
+		Check: checkKeysIndependent,
+	},
+}

@@ -1,0 +1,223 @@
+package redissuite
+
+import "github.com/fourth-outcome/labkit/suites"
+
+// Lab is the rubric of lab 02: its concepts and cases.
+var Lab = suites.Lab{
+	Number:   2,
+	Slug:     "redis",
+	Title:    "A durable claim store on Redis SET NX",
+	TestName: "TestRedis",
+	Concepts: concepts,
+	Cases:    suites.Cases(tests),
+}
+
+const docs = "docs/02-redis.md"
+
+var concepts = []suites.Concept{
+	{
+		ID:            "durable-claim",
+		Title:         "The claim lives in Redis, not in the process",
+		Misconception: "Keeping claims in the process is fine as long as the results end up in Redis.",
+		Hint:          "Restart the process in your head: a new Store on the same server must see every pending and completed record. Anything only in a Go variable is gone.",
+		Docs:          docs + "#the-claim-lives-in-redis-not-in-the-process",
+	},
+	{
+		ID:            "atomic-claim",
+		Title:         "SET NX is the claim",
+		Misconception: "Reading the key first and writing it when it is absent is as good as an atomic claim, because Redis runs each command atomically.",
+		Hint:          "Each command is atomic; the gap between two commands is not. Let Redis decide who was first: one SET with NX either creates the key or tells you it exists.",
+		Docs:          docs + "#set-nx-is-the-claim",
+	},
+	{
+		ID:            "claim-expiry-atomic",
+		Title:         "Claim and expiry are one command",
+		Misconception: "Setting the key and then its expiry right after is the same as setting both at once; nothing can happen in between.",
+		Hint:          "A process can die between any two commands. Find the command after which a crash leaves a key with no TTL, and fold the expiry into the claim itself (SET with NX and PX).",
+		Docs:          docs + "#claim-and-expiry-are-one-command",
+	},
+	{
+		ID:            "claim-expiry",
+		Title:         "An abandoned claim expires",
+		Misconception: "A claim stays until its owner completes or releases it; owners always come back.",
+		Hint:          "Owners crash, get killed during deploys, lose their network. Give the pending claim its own, short TTL (Options.ClaimTTL) so the key frees itself.",
+		Docs:          docs + "#an-abandoned-claim-expires",
+	},
+	{
+		ID:            "retention-window",
+		Title:         "Results are kept for the retention window",
+		Misconception: "Once the work is done the record can go, or keep the claim's short TTL; duplicates only come while the work runs.",
+		Hint:          "Late retries are the common case. When you complete, store the result with its own TTL of Options.Retention, and never delete a completed record.",
+		Docs:          docs + "#results-are-kept-for-the-retention-window",
+	},
+	{
+		ID:            "owner-token",
+		Title:         "Only the token holder may release or complete",
+		Misconception: "The key is mine because I claimed it, so I can delete or overwrite it when I am done.",
+		Hint:          "Your claim may have expired and been taken by someone else while you worked. Give every claim a unique token, store it in the value, and act only if the stored token is still yours.",
+		Docs:          docs + "#only-the-token-holder-may-release-or-complete",
+	},
+	{
+		ID:            "atomic-compare-and-act",
+		Title:         "Compare and act in one step",
+		Misconception: "Checking the token with GET and then deleting or writing is safe, because I only act when the token matched.",
+		Hint:          "The key can expire and be re-claimed between your GET and your DEL. The comparison and the change must run on the server as one step: a Lua script (EVAL) is the usual tool.",
+		Docs:          docs + "#compare-and-act-in-one-step",
+	},
+	{
+		ID:            "tenant-scope",
+		Title:         "Keys belong to the tenant",
+		Misconception: "Idempotency keys are random enough that two customers will never use the same one.",
+		Hint:          "Keys come from clients and clients reuse simple ones (order-1, a retry counter). Put the authenticated tenant into the Redis key so one tenant can neither see nor replay another's result.",
+		Docs:          docs + "#keys-belong-to-the-tenant",
+	},
+	{
+		ID:            "unambiguous-key",
+		Title:         "Tenant and key are joined without ambiguity",
+		Misconception: "Joining tenant and key with a separator such as \":\" keeps them apart.",
+		Hint:          "If the separator may appear inside the tenant or the key, two different pairs produce the same string. Encode the pair so it can be split back uniquely: a length prefix, or escaping.",
+		Docs:          docs + "#tenant-and-key-are-joined-without-ambiguity",
+	},
+	{
+		ID:            "fingerprint",
+		Title:         "One key, one request",
+		Misconception: "The idempotency key alone identifies the request; whatever else comes with it does not matter.",
+		Hint:          "Store the request's fingerprint with the claim and compare it on every duplicate. A different fingerprint under the same key is a client bug: reject it with your mismatch error, and run nothing.",
+		Docs:          docs + "#one-key-one-request",
+	},
+	{
+		ID:            "input-validation",
+		Title:         "Bad input is an error, not a key",
+		Misconception: "Redis accepts any bytes as a key, so the store does not need to check the tenant and key.",
+		Hint:          "Reject an empty tenant or key, a NUL byte and anything longer than the documented limit before you talk to Redis, with an error that wraps your invalid-key sentinel.",
+		Docs:          docs + "#bad-input-is-an-error-not-a-key",
+	},
+	{
+		ID:            "fail-fast",
+		Title:         "A lost server is an error, not a hang",
+		Misconception: "If Redis is briefly unreachable, the store should keep retrying until it answers.",
+		Hint:          "Return the error, wrapped with what you were doing, and let the caller decide about retries. Never loop on connection errors inside the store, and never report success for a write that failed.",
+		Docs:          docs + "#a-lost-server-is-an-error-not-a-hang",
+	},
+}
+
+// tests are the cases, in the order they run.
+var tests = []suites.Test[*env]{
+	{
+		Case: suites.Case{
+			Name:        "claim_survives_restart",
+			Concept:     "durable-claim",
+			Points:      10,
+			Explanation: "A worker completes one key and claims another, then its process dies. A new process (a new store on a new connection to the same server) must replay the completed result and see the pending claim as in progress. That is the whole point of moving the store to Redis.",
+		},
+		Check: checkRestart,
+	},
+	{
+		Case: suites.Case{
+			Name:        "concurrent_clients_execute_once",
+			Concept:     "atomic-claim",
+			Points:      10,
+			Explanation: "Five processes, each with its own connection, submit the same key in lockstep: each sends its next command only when all the others have sent theirs. Exactly one may run the work; the others must be told in progress. Only a single atomic command (SET NX) decides the race.",
+		},
+		Check: checkConcurrentClients,
+	},
+	{
+		Case: suites.Case{
+			Name:        "claim_and_expiry_are_one_command",
+			Concept:     "claim-expiry-atomic",
+			Points:      10,
+			Explanation: "The worker's process crashes after its 1st command, then after its 2nd, and so on. After every crash, every key the store wrote must carry a TTL; a claim without one is locked forever, because its owner will never come back to release it.",
+		},
+		Check: checkCrashBetweenCommands,
+	},
+	{
+		Case: suites.Case{
+			Name:        "abandoned_claim_expires",
+			Concept:     "claim-expiry",
+			Points:      5,
+			Explanation: "A worker claims a key and dies without completing or releasing it. Just before ClaimTTL has passed, a duplicate is still told in progress; just after, the key is free and the next attempt runs the work.",
+		},
+		Check: checkAbandonedClaim,
+	},
+	{
+		Case: suites.Case{
+			Name:        "retention_window_honoured",
+			Concept:     "retention-window",
+			Points:      10,
+			Explanation: "A completed result is replayed to a duplicate that arrives just before the retention window ends, and the key is free again just after it. Deleting the record on success, or letting it expire with the short claim TTL, lets a late retry run the work twice.",
+		},
+		Check: checkRetention,
+	},
+	{
+		Case: suites.Case{
+			Name:        "stale_owner_cannot_release_new_claim",
+			Concept:     "owner-token",
+			Points:      10,
+			Explanation: "Worker A's claim expires while it is stalled and worker B claims the key. When A wakes up and releases, B's claim must survive (A gets a claim-lost error); otherwise a third worker runs the work while B is still running it.",
+		},
+		Check: checkStaleRelease,
+	},
+	{
+		Case: suites.Case{
+			Name:        "stale_owner_cannot_complete_over_new_claim",
+			Concept:     "owner-token",
+			Points:      5,
+			Explanation: "Worker A's claim expires while it is stalled and worker B claims the key. When A wakes up and completes, it must not overwrite B's claim with its result (A gets a claim-lost error); B's own result is the one that is stored and replayed.",
+		},
+		Check: checkStaleComplete,
+	},
+	{
+		Case: suites.Case{
+			Name:        "compare_and_act_is_one_step",
+			Concept:     "atomic-compare-and-act",
+			Points:      10,
+			Explanation: "Worker A releases (and, in a second round, completes) its claim, and the suite stalls A's connection between two of its commands while the claim expires and worker B takes the key. A must still not delete or overwrite B's claim: checking the token and acting on it has to be one step on the server.",
+		},
+		Check: checkCompareAndActAtomic,
+	},
+	{
+		Case: suites.Case{
+			Name:        "tenants_do_not_share_keys",
+			Concept:     "tenant-scope",
+			Points:      10,
+			Explanation: "Two tenants use the same idempotency key for the same kind of request. Each must run its own work and get its own result; one tenant must never be replayed another's result, nor be blocked by another's pending claim.",
+		},
+		Check: checkTenantScope,
+	},
+	{
+		Case: suites.Case{
+			Name:        "tenant_and_key_join_unambiguously",
+			Concept:     "unambiguous-key",
+			Points:      5,
+			Explanation: "Different (tenant, key) pairs must map to different Redis keys, also when a tenant or key contains a separator character: (\"ab\", \"c\") is not (\"a\", \"bc\"), and (\"t:x\", \"k\") is not (\"t\", \"x:k\").",
+		},
+		Check: checkUnambiguousKey,
+	},
+	{
+		Case: suites.Case{
+			Name:        "reused_key_with_other_request_is_rejected",
+			Concept:     "fingerprint",
+			Points:      5,
+			Explanation: "A client reuses an idempotency key for a different request (another fingerprint). The store must reject it with the lab's mismatch error, run nothing and leave the original record alone, whether the first request is still pending or already completed.",
+		},
+		Check: checkFingerprint,
+	},
+	{
+		Case: suites.Case{
+			Name:        "invalid_input_is_rejected",
+			Concept:     "input-validation",
+			Points:      5,
+			Explanation: "An empty tenant or key, a NUL byte or a 10 KB key must be rejected with an error wrapping the lab's invalid-key sentinel, before anything is written and without running the work; never a silent success, never a panic.",
+		},
+		Check: checkInvalidInput,
+	},
+	{
+		Case: suites.Case{
+			Name:        "lost_server_is_an_error_not_a_hang",
+			Concept:     "fail-fast",
+			Points:      5,
+			Explanation: "The Redis server goes away after a worker has claimed a key. Completing, and starting new work, must promptly return an error: no hang, no silent success for a result that was never stored, and no work run without a claim.",
+		},
+		Check: checkLostServer,
+	},
+}

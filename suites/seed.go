@@ -1,0 +1,62 @@
+package suites
+
+import (
+	"hash/fnv"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// SeedEnv is the environment variable that overrides every case's seed;
+// labctl check --seed sets it.
+const SeedEnv = "LABKIT_SEED"
+
+// seeds holds the seed each test asked for, by test name, so that a
+// failure report can print it.
+var seeds struct {
+	sync.Mutex
+	byName map[string]int64
+}
+
+// Seed returns the seed for the current case: the value of LABKIT_SEED when
+// it is set, and otherwise a fixed number derived from the test's name, so
+// the verdict is the same on every run and every machine. A failing case
+// prints its seed so the run can be replayed.
+func Seed(t *testing.T) int64 {
+	t.Helper()
+	var n int64
+	if s := os.Getenv(SeedEnv); s != "" {
+		var err error
+		if n, err = strconv.ParseInt(s, 10, 64); err != nil {
+			t.Fatalf("%s=%q: not an integer", SeedEnv, s)
+		}
+	} else {
+		h := fnv.New64a()
+		h.Write([]byte(t.Name()))
+		n = int64(h.Sum64() & (1<<53 - 1))
+	}
+	seeds.Lock()
+	defer seeds.Unlock()
+	if seeds.byName == nil {
+		seeds.byName = map[string]int64{}
+	}
+	seeds.byName[t.Name()] = n
+	return n
+}
+
+// seedOf reports the seed a case (or one of its subtests) asked for.
+func seedOf(t *testing.T) (int64, bool) {
+	seeds.Lock()
+	defer seeds.Unlock()
+	if n, ok := seeds.byName[t.Name()]; ok {
+		return n, true
+	}
+	for name, s := range seeds.byName {
+		if strings.HasPrefix(name, t.Name()+"/") {
+			return s, true
+		}
+	}
+	return 0, false
+}
