@@ -2,6 +2,7 @@ package grader
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -13,7 +14,118 @@ type MarkdownOptions struct {
 	DocsPrefix string
 	// Instructor feedback omits the "run labctl hint" advice.
 	Instructor bool
+	// SiteBase, when not empty, makes links to the course point into the
+	// rendered docs site instead of at the Markdown sources:
+	// "docs/01-claim.md#x" becomes SiteBase+"01-claim.html#x". It is
+	// applied instead of DocsPrefix.
+	SiteBase string
+	// HintsSeen is the highest hint level the student has seen for this
+	// lab (0 for none), and Hints how many the lab has (0 means three),
+	// so the next step offers the next unseen hint, not the first one.
+	HintsSeen, Hints int
 }
+
+// DocsLink is where feedback links a course path such as
+// "docs/01-claim.md#anchor": into the site when SiteBase is set, else the
+// path with DocsPrefix in front.
+func (o MarkdownOptions) DocsLink(path string) string {
+	if o.SiteBase != "" {
+		return o.SiteBase + SitePage(path)
+	}
+	return o.DocsPrefix + path
+}
+
+// SitePage is the docs site's page for a course path: "docs/01-claim.md#x"
+// is "01-claim.html#x". Paths outside docs/ are returned unchanged.
+func SitePage(path string) string {
+	file, anchor, hasAnchor := strings.Cut(path, "#")
+	if !strings.HasPrefix(file, "docs/") || !strings.HasSuffix(file, ".md") {
+		return path
+	}
+	page := strings.TrimSuffix(strings.TrimPrefix(file, "docs/"), ".md") + ".html"
+	if hasAnchor {
+		page += "#" + anchor
+	}
+	return page
+}
+
+// NextStep is the one next thing a student should do after a run, as a
+// sentence with commands in backticks; prog is how the student runs
+// labctl ("go run ./cmd/labctl"). It is empty for a passing run.
+func NextStep(rep *Report, lab Lab, prog string, o MarkdownOptions) string {
+	if rep.Passed {
+		return ""
+	}
+	hints := o.Hints
+	if hints == 0 {
+		hints = 3
+	}
+	var b strings.Builder
+	if rep.Build != nil {
+		fmt.Fprintf(&b, "Fix the compile errors, then run `%s check %d` again.", prog, lab.Number)
+	} else {
+		fmt.Fprintf(&b, "Fix the first failing case, then run `%s check %d` again.", prog, lab.Number)
+	}
+	switch {
+	case o.HintsSeen <= 0:
+		fmt.Fprintf(&b, " Stuck? `%s hint %d` shows the first of %s hints.", prog, lab.Number, numberWord(hints))
+	case o.HintsSeen < hints:
+		fmt.Fprintf(&b, " Stuck? `%s hint %d` shows hint %d of %d (you have seen %d).", prog, lab.Number, o.HintsSeen+1, hints, o.HintsSeen)
+	default:
+		fmt.Fprintf(&b, " You have seen all %s hints: reread the section linked above, compare the timeline with what your code does at each step, and `%s hint %d %d` shows the near-solution again.", numberWord(hints), prog, lab.Number, hints)
+	}
+	if rep.Seed != "" {
+		fmt.Fprintf(&b, " Replay this exact run with `--seed %s`.", rep.Seed)
+	}
+	return b.String()
+}
+
+func numberWord(n int) string {
+	if n >= 0 && n < len(numberWords) {
+		return numberWords[n]
+	}
+	return fmt.Sprint(n)
+}
+
+var numberWords = []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+
+// ShimPath rewrites a compile error's file name for the student: the
+// pristine test shim lives in the kit's cache, so an error in it is shown
+// at the lab's own test file, which holds the same code.
+func ShimPath(lab Lab, file string) string {
+	if filepath.IsAbs(file) && filepath.Base(file) == lab.TestFile {
+		return "labs/" + lab.Dir + "/" + lab.TestFile
+	}
+	return file
+}
+
+// shimOutput applies ShimPath to every path in the compiler's output.
+func shimOutput(lab Lab, out string) string {
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		file, rest, ok := strings.Cut(l, ":")
+		if ok && filepath.IsAbs(file) && filepath.Base(file) == lab.TestFile {
+			lines[i] = ShimPath(lab, file) + ":" + rest
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// InShim reports whether a build failure is in the pristine test file: the
+// suite uses something the student's package does not define (yet).
+func InShim(lab Lab, bf *BuildFailure) bool {
+	for _, e := range bf.Errors {
+		if filepath.Base(e.File) == lab.TestFile {
+			return true
+		}
+	}
+	return false
+}
+
+// BuildAdvice is the command that shows a build failure again: go vet,
+// which compiles the test file too (go build would skip it and succeed
+// when the error is in the suite's use of the package).
+func BuildAdvice(lab Lab) string { return "go vet ./labs/" + lab.Dir + "/" }
 
 // Markdown renders the report as feedback for a student: the score, what
 // fails and why it matters, the misconception behind it, the hint to try,
@@ -58,13 +170,16 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 	if rep.Build != nil {
 		b.WriteString("## Compile errors\n\n")
 		for _, e := range rep.Build.Errors {
-			fmt.Fprintf(&b, "- `%s:%d`: %s\n", e.File, e.Line, e.Message)
+			fmt.Fprintf(&b, "- `%s:%d`: %s\n", ShimPath(lab, e.File), e.Line, e.Message)
 		}
 		if len(rep.Build.Errors) > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(fence(strings.Split(rep.Build.Output, "\n")))
-		b.WriteString("Fix these first: run `go build ./labs/" + lab.Dir + "/` to see them again.\n\n")
+		b.WriteString(fence(strings.Split(shimOutput(lab, rep.Build.Output), "\n")))
+		if InShim(lab, rep.Build) {
+			fmt.Fprintf(&b, "The kit's test file `labs/%s/%s` uses a name your package does not define (or defines differently): `labs/%s/README.md` lists what the lab must provide. ", lab.Dir, lab.TestFile, lab.Dir)
+		}
+		b.WriteString("Fix these first: run `" + BuildAdvice(lab) + "` to see them again.\n\n")
 	}
 	for _, p := range rep.Problems {
 		first, rest, _ := strings.Cut(p, "\n")
@@ -99,7 +214,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 			if concept.ID != "" {
 				fmt.Fprintf(&b, "**Concept: %s.** The misconception behind this failure: *%s*\n\n", concept.Title, concept.Misconception)
 				fmt.Fprintf(&b, "**Try this.** %s\n\n", concept.Hint)
-				fmt.Fprintf(&b, "**Read.** [%s](%s%s)\n\n", concept.Docs, o.DocsPrefix, concept.Docs)
+				fmt.Fprintf(&b, "**Read.** [%s](%s)\n\n", concept.Docs, o.DocsLink(concept.Docs))
 			}
 		}
 	}
@@ -120,10 +235,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 
 	if !rep.Passed && !o.Instructor {
 		b.WriteString("## Next step\n\n")
-		fmt.Fprintf(&b, "Fix the first failing case, then run `go run ./cmd/labctl check %d` again. Stuck? `go run ./cmd/labctl hint %d` shows the first of three hints.", lab.Number, lab.Number)
-		if rep.Seed != "" {
-			fmt.Fprintf(&b, " Replay this exact run with `--seed %s`.", rep.Seed)
-		}
+		b.WriteString(NextStep(rep, lab, "go run ./cmd/labctl", o))
 		b.WriteString("\n")
 	}
 	return b.String()

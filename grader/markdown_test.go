@@ -95,3 +95,69 @@ func TestMarkdownNamesMisconceptionHintDocsAndTimeline(t *testing.T) {
 		}
 	}
 }
+
+func TestNextStepFollowsTheHintLevel(t *testing.T) {
+	lab := goldenLab
+	rep := fixtureReport(lab)
+	tests := []struct {
+		seen int
+		want string
+	}{
+		{0, "`labctl hint 1` shows the first of three hints"},
+		{1, "`labctl hint 1` shows hint 2 of 3 (you have seen 1)"},
+		{2, "`labctl hint 1` shows hint 3 of 3"},
+		{3, "You have seen all three hints"},
+	}
+	for _, tt := range tests {
+		got := NextStep(rep, lab, "labctl", MarkdownOptions{HintsSeen: tt.seen})
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("NextStep(hints seen %d) = %q, want it to contain %q", tt.seen, got, tt.want)
+		}
+		if tt.seen == 3 && strings.Contains(got, "first of three") {
+			t.Errorf("NextStep(hints seen 3) = %q, still offers the first hint", got)
+		}
+	}
+	passing := fixtureReport(lab)
+	passing.Passed = true
+	if got := NextStep(passing, lab, "labctl", MarkdownOptions{}); got != "" {
+		t.Errorf("NextStep(passing) = %q, want \"\"", got)
+	}
+}
+
+func TestSitePage(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"docs/01-claim.md#the-claim-is-one-atomic-step", "01-claim.html#the-claim-is-one-atomic-step"},
+		{"docs/README.md", "README.html"},
+		{"labs/01-claim/README.md", "labs/01-claim/README.md"},
+	}
+	for _, tt := range tests {
+		if got := SitePage(tt.in); got != tt.want {
+			t.Errorf("SitePage(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	o := MarkdownOptions{SiteBase: "../.labkit/docs/", DocsPrefix: "ignored/"}
+	if got, want := o.DocsLink("docs/02-redis.md#x"), "../.labkit/docs/02-redis.html#x"; got != want {
+		t.Errorf("DocsLink = %q, want %q", got, want)
+	}
+}
+
+// TestBuildErrorInTheShim: a missing New is reported in the kit's cached
+// copy of the test file; feedback names the lab's own test file instead and
+// advises go vet, which (unlike go build) compiles test files too.
+func TestBuildErrorInTheShim(t *testing.T) {
+	lab := goldenLab
+	lab.TestFile = "claim_test.go"
+	cached := "/root/.cache/labkit/overlay/b67352bfba0818ff/claim_test.go"
+	rep := &Report{Lab: 1, Title: lab.Title, Total: 100, Build: &BuildFailure{
+		Errors: []CompileError{{File: cached, Line: 12, Column: 20, Message: "undefined: New"}},
+		Output: cached + ":12:20: undefined: New"}}
+	md := Markdown(rep, lab, MarkdownOptions{})
+	for _, want := range []string{"labs/01-claim/claim_test.go:12:20: undefined: New", "`go vet ./labs/01-claim/`", "uses a name your package does not define"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("feedback for a build error in the shim lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, ".cache") || strings.Contains(md, "go build") {
+		t.Errorf("feedback for a build error in the shim shows the cache path or advises go build:\n%s", md)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,10 +13,14 @@ import (
 
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/redisaddr"
 	"github.com/fourth-outcome/labkit/render"
+	"github.com/fourth-outcome/labkit/site"
+	"github.com/fourth-outcome/labkit/term"
 )
 
 type checkOpts struct {
+	md      bool
 	json    bool
 	seed    string
 	race    string
@@ -31,9 +36,12 @@ var checkCmd = &command{
 	short: "run a lab's suite on your code and explain what fails",
 	long: `
 Check runs the lab's conformance suite against your code in labs/NN-name/ and
-prints feedback: the score, each failing case with why it matters, what
-happened (with a timeline of the interleaving), the misconception behind it,
-a hint, and the docs section to read.
+prints feedback that fits one screen: the score, one line per case, the first
+failing case in full (why it matters, what happened, the timeline of the
+interleaving, the misconception behind it, what to try, the docs section to
+read) and the next step. --md prints the full feedback as Markdown (every
+failing case), --json the report, --html FILE a web page whose links point
+into the rendered course (labctl docs).
 
 LAB is a number or a name: 1, 01, claim or 01-claim. Without LAB, check picks
 the first lab that has not passed yet.
@@ -43,10 +51,11 @@ file change nothing. Exit status 0 means every case passes, 1 means some fail,
 2 means bad input.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		o := &checkOpts{}
-		fs.BoolVar(&o.json, "json", false, "write the report as JSON (for tools) instead of Markdown")
+		fs.BoolVar(&o.md, "md", false, "print the full feedback as Markdown (every failing case) instead of the one-screen summary")
+		fs.BoolVar(&o.json, "json", false, "write the report as JSON (for tools) instead of feedback")
 		fs.StringVar(&o.seed, "seed", "", "replay a randomised run with this seed (printed by a failing case)")
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto (on when cgo works), on, off")
-		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port) instead of the embedded one")
+		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port or redis://host:port/db) instead of the embedded one")
 		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up on a suite that runs longer than this")
 		fs.StringVar(&o.html, "html", "", "also write the feedback as an HTML page to this file")
 		fs.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
@@ -77,10 +86,17 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 			return err
 		}
 	} else {
-		lab = firstUnpassed(st)
+		var done bool
+		if lab, done = firstUnpassed(st); done {
+			fmt.Fprint(e.stdout, courseDone(e.prog()))
+			return nil
+		}
 	}
 	if _, err := os.Stat(filepath.Join(root, "labs", lab.Dir)); err != nil {
 		return usagef("lab %s: %v", lab.Dir, err)
+	}
+	for _, w := range starterChanges(root, lab) {
+		fmt.Fprintf(e.stderr, "labctl: note: %s\n", w)
 	}
 	race, err := e.raceMode(o.race)
 	if err != nil {
@@ -93,6 +109,13 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 			return err
 		}
 		extraEnv = append(extraEnv, entry)
+	} else if addr := os.Getenv(redisaddr.Env); addr != "" && usesRedis(lab) {
+		// The suite would use this server too: an unreachable one or a
+		// database holding other keys is the environment's problem, one
+		// line and exit 2, never a failing lab in the recorded progress.
+		if _, err := checkRedis(ctx, addr); err != nil {
+			return usagef("%s=%s: %v", redisaddr.Env, addr, errors.Unwrap(err))
+		}
 	}
 	gopts := grader.Options{
 		Root:    root,
@@ -104,6 +127,9 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		Env:     extraEnv,
 	}
 	if !o.quiet && !o.json {
+		if note := firstBuildNote(ctx, root, race); note != "" {
+			fmt.Fprintln(e.stderr, note)
+		}
 		fmt.Fprintf(e.stderr, "checking lab %02d %s (%d cases)...\n", lab.Number, lab.Slug, len(lab.Cases))
 		gopts.Progress = e.stderr
 	}
@@ -118,23 +144,27 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		fmt.Fprintf(e.stderr, "labctl: warning: %v\n", err)
 	}
 
-	markdown := grader.Markdown(rep, lab, grader.MarkdownOptions{})
-	if o.json {
+	mdo := grader.MarkdownOptions{HintsSeen: prev.HintLevel, Hints: hintCount(root, lab)}
+	switch {
+	case o.json:
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
 			return err
 		}
-	} else {
-		fmt.Fprint(e.stdout, markdown)
+	case o.md:
+		fmt.Fprint(e.stdout, grader.Markdown(rep, lab, mdo))
+	default:
+		fmt.Fprint(e.stdout, term.Feedback(rep, lab, term.Options{
+			Color:    term.ColorFor(e.stdout, os.Getenv),
+			Prog:     e.prog(),
+			Markdown: mdo,
+			Next:     nextAfterPass(st, lab, e.prog()),
+		}))
 	}
 	if o.html != "" {
-		page, err := render.Page(fmt.Sprintf("Lab %02d feedback", lab.Number), grader.Markdown(rep, lab, grader.MarkdownOptions{DocsPrefix: relDocsPrefix(root, o.html)}))
-		if err != nil {
+		if err := writeFeedbackHTML(root, o.html, rep, lab, mdo); err != nil {
 			return err
-		}
-		if err := os.WriteFile(o.html, page, 0o644); err != nil {
-			return usagef("--html: %v", err)
 		}
 	}
 	if !rep.Passed {
@@ -143,27 +173,81 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	return nil
 }
 
-// firstUnpassed is the first lab whose last recorded check did not pass.
-func firstUnpassed(st *state) grader.Lab {
+// firstUnpassed is the first lab whose last recorded check did not pass;
+// done is true when every built lab has passed.
+func firstUnpassed(st *state) (lab grader.Lab, done bool) {
 	built := course.Built()
 	for _, l := range built {
 		if !st.Labs[l.Dir].Passed {
-			return l.Lab
+			return l.Lab, false
 		}
 	}
-	return built[len(built)-1].Lab
+	return built[len(built)-1].Lab, true
 }
 
-// relDocsPrefix is the path from the directory of file back to the kit root,
-// so links in a written HTML page reach docs/.
-func relDocsPrefix(root, file string) string {
+// courseDone is what check without a lab says once every lab has passed.
+func courseDone(prog string) string {
+	built := course.Built()
+	planned := len(course.All()) - len(built)
+	msg := fmt.Sprintf("Every lab of the course passes (%d of %d).", len(built), len(built))
+	if planned > 0 {
+		msg += fmt.Sprintf(" %d more labs are planned; a new version of the kit brings them (README: updating the kit).", planned)
+	}
+	return msg + fmt.Sprintf("\nNext: practise explaining what you built with `%s interview`, or recheck a lab with `%s check N`.\n", prog, prog)
+}
+
+// nextAfterPass is the next step after lab passes: the next lab not yet
+// passed, or the end of the course.
+func nextAfterPass(st *state, lab grader.Lab, prog string) string {
+	for _, l := range course.Built() {
+		if l.Number != lab.Number && !st.Labs[l.Dir].Passed {
+			return fmt.Sprintf("lab %02d, %s: read labs/%s/README.md, then run `%s check %d`.", l.Number, l.Title, l.Dir, prog, l.Number)
+		}
+	}
+	return "every lab of the course passes: the course is done. `" + prog + " interview` drills you on explaining it."
+}
+
+// usesRedis reports whether the registry marks lab as talking to Redis.
+func usesRedis(lab grader.Lab) bool {
+	l, err := course.Find(lab.Dir)
+	return err == nil && l.Redis
+}
+
+// hintCount is how many hint files the lab has (0 if it has none).
+func hintCount(root string, lab grader.Lab) int {
+	files, _ := filepath.Glob(filepath.Join(root, "labs", lab.Dir, "hints", "*.md"))
+	return len(files)
+}
+
+// writeFeedbackHTML writes the feedback as a page to file, with its links
+// pointing into the docs site, which it renders (into .labkit/docs) when
+// the site is missing or older than the course.
+func writeFeedbackHTML(root, file string, rep *grader.Report, lab grader.Lab, mdo grader.MarkdownOptions) error {
+	siteDir := filepath.Join(root, ".labkit", "docs")
+	if _, err := site.Build(site.Config{Root: root, Out: siteDir}); err != nil {
+		return err
+	}
+	mdo.SiteBase = relDir(file, siteDir)
+	page, err := render.Page(fmt.Sprintf("Lab %02d feedback", lab.Number), grader.Markdown(rep, lab, mdo))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(file, page, 0o644); err != nil {
+		return usagef("--html: %v", err)
+	}
+	return nil
+}
+
+// relDir is the path from the directory of file to dir, with a trailing
+// slash, for links in a page written to file.
+func relDir(file, dir string) string {
 	abs, err := filepath.Abs(file)
 	if err != nil {
-		return ""
+		return dir + "/"
 	}
-	rel, err := filepath.Rel(filepath.Dir(abs), root)
-	if err != nil || rel == "." {
-		return ""
+	rel, err := filepath.Rel(filepath.Dir(abs), dir)
+	if err != nil {
+		return filepath.ToSlash(dir) + "/"
 	}
 	return filepath.ToSlash(rel) + "/"
 }

@@ -12,17 +12,19 @@ import (
 	"github.com/fourth-outcome/labkit/grader"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/check")
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata/check and testdata/term")
 
 // tookRE matches the run's duration in the feedback's facts line, the one
 // part of the feedback that changes from run to run.
 var tookRE = regexp.MustCompile(` · took [0-9.]+(µs|ms|s|m[0-9.]+s)`)
 
-// TestCheckOutputGolden runs labctl check on a starter, a solution or a
+// TestCheckOutputGolden runs labctl check --md on a starter, a solution or a
 // catalogued mistake of every lab and compares the feedback with the file
 // recorded in testdata/check. The files were recorded before the course
 // registry and the mistakes-as-patches refactor, so this proves that
-// refactor changed nothing a student sees. The targets are ones whose
+// refactor changed nothing a student sees. It then runs plain labctl check
+// (the one-screen terminal feedback) on the same copy and compares it with
+// testdata/term. The targets are ones whose
 // feedback is the same on every run: cases with real-time timelines or
 // random claim tokens in their output are left to TestCheckAcceptance.
 func TestCheckOutputGolden(t *testing.T) {
@@ -32,15 +34,20 @@ func TestCheckOutputGolden(t *testing.T) {
 	if ok, why := grader.RaceSupport(); !ok {
 		t.Skipf("the golden feedback was recorded with the race detector on, which is unavailable here: %s", why)
 	}
-	targets := []struct{ lab, target string }{
-		{"01-claim", "solution"},
-		{"01-claim", "never-released"},
-		{"02-redis", "starter"},
-		{"02-redis", "bare-key"},
-		{"03-ambiguous", "starter"},
-		{"03-ambiguous", "key-in-memory"},
-		{"04-retry", "solution"},
-		{"04-retry", "retry-cancelled"},
+	// term marks the targets whose terminal feedback is also compared (a
+	// few, to keep the test's time down: each is one more suite run).
+	targets := []struct {
+		lab, target string
+		term        bool
+	}{
+		{"01-claim", "solution", false},
+		{"01-claim", "never-released", true},
+		{"02-redis", "starter", false},
+		{"02-redis", "bare-key", false},
+		{"03-ambiguous", "starter", true},
+		{"03-ambiguous", "key-in-memory", false},
+		{"04-retry", "solution", true},
+		{"04-retry", "retry-cancelled", true},
 	}
 	for _, tt := range targets {
 		t.Run(tt.lab+"/"+tt.target, func(t *testing.T) {
@@ -51,23 +58,43 @@ func TestCheckOutputGolden(t *testing.T) {
 			}
 			kit := copyKit(t)
 			putTarget(t, kit, lab.Lab, tt.target)
-			r := labctl(t, kit, "check", lab.Dir, "--quiet")
-			got := tookRE.ReplaceAllString(r.stdout, "")
-			golden := filepath.Join("testdata", "check", tt.lab+"-"+tt.target+".md")
-			if *updateGolden {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
+			r := labctl(t, kit, "check", lab.Dir, "--quiet", "--md")
+			compareGolden(t, filepath.Join("testdata", "check", tt.lab+"-"+tt.target+".md"), r.stdout)
+			if !tt.term {
 				return
 			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("labctl check %s on %s: feedback differs from %s; if the change is meant, run go test ./cmd/labctl -run Golden -update and review the diff.\ngot:\n%s", lab.Dir, tt.target, golden, got)
+			r = labctl(t, kit, "check", lab.Dir, "--quiet")
+			compareGolden(t, filepath.Join("testdata", "term", tt.lab+"-"+tt.target+".txt"), r.stdout)
+			if n := strings.Count(r.stdout, "\n"); n > maxTermLines {
+				t.Errorf("labctl check %s on %s: %d lines of terminal feedback, want at most %d", lab.Dir, tt.target, n, maxTermLines)
 			}
 		})
+	}
+}
+
+// maxTermLines is the screen the terminal feedback must fit in.
+const maxTermLines = 50
+
+// compareGolden compares output, without its run time, with the golden
+// file, or rewrites the file with -update.
+func compareGolden(tb testing.TB, golden, output string) {
+	tb.Helper()
+	got := tookRE.ReplaceAllString(output, "")
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if got != string(want) {
+		tb.Errorf("output differs from %s; if the change is meant, run go test ./cmd/labctl -run Golden -update and review the diff.\ngot:\n%s", golden, got)
 	}
 }
 

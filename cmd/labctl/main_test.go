@@ -148,7 +148,7 @@ func TestCheckAcceptance(t *testing.T) {
 	t.Run("starter fails every case", func(t *testing.T) {
 		t.Parallel()
 		kit := copyKit(t)
-		r := labctl(t, kit, "check")
+		r := labctl(t, kit, "check", "--md")
 		if r.code != 1 {
 			t.Fatalf("check on the starter: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
 		}
@@ -198,7 +198,7 @@ func TestCheckAcceptance(t *testing.T) {
 			t.Parallel()
 			kit := copyKit(t)
 			putTarget(t, kit, lab.Lab, m.Name)
-			r := labctl(t, kit, "check", "01-claim")
+			r := labctl(t, kit, "check", "01-claim", "--md")
 			if r.code != 1 {
 				t.Fatalf("check with mistake %s: exit %d, want 1", m.Name, r.code)
 			}
@@ -378,7 +378,7 @@ func TestCheckLab03NewKeyPerAttemptShowsTwoRequests(t *testing.T) {
 	}
 	kit := copyKit(t)
 	putTarget(t, kit, lab.Lab, "new-key-per-attempt")
-	r := labctl(t, kit, "check", "3")
+	r := labctl(t, kit, "check", "3", "--md")
 	if r.code != 1 {
 		t.Fatalf("check 3 with new-key-per-attempt: exit %d, want 1\n%s", r.code, r.stderr)
 	}

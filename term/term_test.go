@@ -1,0 +1,85 @@
+package term
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/rubric"
+)
+
+var lab = grader.Lab{Dir: "01-claim", TestFile: "claim_test.go", Lab: rubric.Lab{Number: 1, Slug: "claim", Title: "Claim before you execute",
+	Concepts: []rubric.Concept{{ID: "atomic", Title: "Atomic", Misconception: "Lookup then insert is a claim.", Hint: "Make it one step.", Docs: "docs/01-claim.md#atomic"}},
+	Cases: []rubric.Case{
+		{Name: "first", Concept: "atomic", Points: 40, Explanation: "The first property."},
+		{Name: "racing", Concept: "atomic", Points: 60, Explanation: "Twenty workers race; the work runs once."},
+	}}}
+
+func report(timeline int) *grader.Report {
+	rep := &grader.Report{Lab: 1, Title: lab.Title, Total: 100, Score: 40, Race: true}
+	rep.Cases = []grader.CaseResult{
+		{Name: "first", Concept: "atomic", Points: 40, Earned: 40, Status: grader.StatusPass},
+		{Name: "racing", Concept: "atomic", Points: 60, Status: grader.StatusFail, Output: []string{"work ran 2 times, want 1"}},
+	}
+	for i := range timeline {
+		rep.Cases[1].Timeline = append(rep.Cases[1].Timeline, fmt.Sprintf("t=0s  worker %02d  work starts", i))
+	}
+	return rep
+}
+
+func TestFeedbackFitsOneScreen(t *testing.T) {
+	got := Feedback(report(200), lab, Options{Prog: "labctl"})
+	if n := strings.Count(got, "\n"); n > MaxLines {
+		t.Errorf("Feedback with a 200-line timeline = %d lines, want at most %d:\n%s", n, MaxLines, got)
+	}
+	for _, want := range []string{"0/60  fail", "✗ racing", "Lookup then insert is a claim.", "Make it one step.", "docs/01-claim.md#atomic", "more lines (labctl check 1 --md shows them all)", "Next: Fix racing, then run `labctl check 1`"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Feedback lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b[") {
+		t.Errorf("Feedback without colour has escape sequences")
+	}
+}
+
+func TestFeedbackShortTimelineInFull(t *testing.T) {
+	got := Feedback(report(5), lab, Options{})
+	if !strings.Contains(got, "worker 04") || strings.Contains(got, "more lines") {
+		t.Errorf("a 5-line timeline should be shown in full:\n%s", got)
+	}
+}
+
+func TestFeedbackColour(t *testing.T) {
+	got := Feedback(report(2), lab, Options{Color: true})
+	if !strings.Contains(got, "\x1b[31m✗\x1b[0m") {
+		t.Errorf("Feedback with colour does not colour the failing mark:\n%q", got)
+	}
+}
+
+func TestFeedbackPassingSaysNext(t *testing.T) {
+	rep := report(0)
+	rep.Cases[1].Status, rep.Cases[1].Earned, rep.Score, rep.Passed = grader.StatusPass, 60, 100, true
+	got := Feedback(rep, lab, Options{Next: "lab 02, on Redis."})
+	if !strings.Contains(got, "Every case passes (2 of 2).") || !strings.Contains(got, "Next: lab 02, on Redis.") {
+		t.Errorf("passing feedback:\n%s", got)
+	}
+}
+
+func TestColorForRespectsNoColor(t *testing.T) {
+	var b strings.Builder
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	if ColorFor(&b, env(nil)) {
+		t.Errorf("ColorFor(a buffer) = true, want false (not a terminal)")
+	}
+	if ColorFor(&b, env(map[string]string{"NO_COLOR": "1"})) {
+		t.Errorf("ColorFor(NO_COLOR=1) = true, want false")
+	}
+}
+
+func TestWrap(t *testing.T) {
+	got := wrap("aaa bbb ccc ddd", "  ", 9)
+	if want := "  aaa bbb\n  ccc ddd\n"; got != want {
+		t.Errorf("wrap = %q, want %q", got, want)
+	}
+}
