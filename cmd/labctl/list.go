@@ -11,10 +11,12 @@ import (
 var listCmd = &command{
 	name:  "list",
 	usage: "",
-	short: "list the labs with their status from your last checks",
+	short: "show your progress across every lab, and what to do next",
 	long: `
 List prints every lab in course order with its status as of the last
-"labctl check" of it: passed, failing (with the score), or not started.`,
+"labctl check" of it (passed or failing with the score, or not started),
+the labs still planned, and then your progress and the next step, or that
+the course is done.`,
 	setup: noFlags(runList),
 }
 
@@ -32,18 +34,34 @@ func runList(ctx context.Context, e *env, args []string) error {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAB\tTITLE\tSTATUS\tLAST CHECK")
-	for _, l := range course.Built() {
+	passed, built := 0, 0
+	for _, l := range course.All() {
+		if l.Planned {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", l.Dir, l.Title, "planned")
+			continue
+		}
+		built++
 		s, ok := st.Labs[l.Dir]
 		status, when := "not started", ""
 		if ok && !s.CheckedAt.IsZero() {
 			when = s.CheckedAt.Local().Format("2006-01-02 15:04")
 			if s.Passed {
 				status = fmt.Sprintf("passed %d/%d", s.Score, s.Total)
+				passed++
 			} else {
 				status = fmt.Sprintf("failing %d/%d", s.Score, s.Total)
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Dir, l.Title, status, when)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout)
+	if lab, done := firstUnpassed(st); done {
+		fmt.Fprint(e.stdout, courseDone(e.prog()))
+	} else {
+		fmt.Fprintf(e.stdout, "%d of %d labs pass. Next: lab %02d, %s: `%s check %d`.\n", passed, built, lab.Number, lab.Title, e.prog(), lab.Number)
+	}
+	return nil
 }
