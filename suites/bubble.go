@@ -3,41 +3,112 @@ package suites
 import (
 	"runtime/debug"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
 )
 
 // inBubble runs one case in a new fakeclock bubble: the history restarts at
-// the bubble's t=0s, newImpl builds the implementation inside the bubble,
-// and check runs with panics turned into failures. Goroutines that newImpl
-// started and that are still blocked when the case ends are left behind
-// (see the package documentation); any other leftover makes synctest's
-// deadlock report end the test binary, as it would without this runner.
+// the bubble's t=0s, newImpl builds the implementation inside the bubble
+// (through Construct), and check runs with panics turned into failures.
+// Goroutines the implementation's constructors started and that are still
+// blocked when the case ends are left behind (see the package
+// documentation); any other leftover makes synctest's deadlock report end
+// the test binary, as it would without this runner.
 func inBubble[T any](t *testing.T, h *History, newImpl func(*testing.T, *History) T, check func(*testing.T, *History, T)) {
 	t.Helper()
 	var bubble int64
-	var background map[int64]bool // goroutines of the bubble once newImpl returned
 	defer func() {
-		if r := recover(); r != nil && !endedWithOnly(r, bubble, background) {
+		r := recover()
+		background := backgrounds.end(bubble)
+		if r != nil && !endedWithOnly(r, bubble, background) {
 			panic(r)
 		}
 	}()
 	fakeclock.Run(t, func(t *testing.T) {
 		h.Restart()
 		bubble = bubbleOf(goroutineID())
+		backgrounds.begin(bubble)
 		var impl T
-		if !Guard(t, func() { impl = newImpl(t, h) }) {
-			return
+		if Guard(t, func() { impl = Construct(func() T { return newImpl(t, h) }) }) {
+			Guard(t, func() { check(t, h, impl) })
 		}
-		background = map[int64]bool{}
-		for _, g := range goroutines() {
-			if g.bubble == bubble {
-				background[g.id] = true
-			}
-		}
-		Guard(t, func() { check(t, h, impl) })
 	})
+}
+
+// Construct calls newImpl, which builds the implementation under test or
+// one more instance of it, and returns what it built. Goroutines started
+// while newImpl runs are the implementation's own background goroutines:
+// when the case ends they may still be blocked (an actor waiting for its
+// next request), and are then left behind instead of being reported as a
+// leak. Run builds every case's implementation through Construct; a check
+// that builds more during the case (a worker process restarted after a
+// crash, a store per simulated process) calls Construct itself, from a
+// goroutine of the case's bubble. Outside a bubble it only calls newImpl.
+func Construct[T any](newImpl func() T) T {
+	bubble := bubbleOf(goroutineID())
+	if bubble == 0 || !backgrounds.running(bubble) {
+		return newImpl()
+	}
+	before := goroutinesOf(bubble)
+	v := newImpl()
+	for id := range goroutinesOf(bubble) {
+		if !before[id] {
+			backgrounds.add(bubble, id)
+		}
+	}
+	return v
+}
+
+// backgrounds holds, for the bubble of every case Run is running, the
+// goroutines Construct saw the implementation start.
+var backgrounds = backgroundSet{byBubble: map[int64]map[int64]bool{}}
+
+type backgroundSet struct {
+	sync.Mutex
+	byBubble map[int64]map[int64]bool
+}
+
+func (b *backgroundSet) begin(bubble int64) {
+	b.Lock()
+	defer b.Unlock()
+	b.byBubble[bubble] = map[int64]bool{}
+}
+
+func (b *backgroundSet) running(bubble int64) bool {
+	b.Lock()
+	defer b.Unlock()
+	_, ok := b.byBubble[bubble]
+	return ok
+}
+
+func (b *backgroundSet) add(bubble, id int64) {
+	b.Lock()
+	defer b.Unlock()
+	if set, ok := b.byBubble[bubble]; ok {
+		set[id] = true
+	}
+}
+
+// end forgets bubble and returns its background goroutines.
+func (b *backgroundSet) end(bubble int64) map[int64]bool {
+	b.Lock()
+	defer b.Unlock()
+	set := b.byBubble[bubble]
+	delete(b.byBubble, bubble)
+	return set
+}
+
+// goroutinesOf returns the ids of the goroutines of bubble.
+func goroutinesOf(bubble int64) map[int64]bool {
+	ids := map[int64]bool{}
+	for _, g := range goroutines() {
+		if g.bubble == bubble {
+			ids[g.id] = true
+		}
+	}
+	return ids
 }
 
 // leftBehind is how synctest reports a bubble whose goroutines are still
@@ -51,8 +122,8 @@ func endedWithOnly(r any, bubble int64, background map[int64]bool) bool {
 	if !ok || err.Error() != leftBehind || bubble == 0 {
 		return false
 	}
-	for _, g := range goroutines() {
-		if g.bubble == bubble && !background[g.id] {
+	for id := range goroutinesOf(bubble) {
+		if !background[id] {
 			return false
 		}
 	}

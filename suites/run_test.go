@@ -99,6 +99,20 @@ func TestRunClosesWhatNewImplHandsToCloseAtEnd(t *testing.T) {
 	}
 }
 
+func TestConstructDuringACase(t *testing.T) {
+	// A check that builds more instances during the case (a worker process
+	// restarted after a crash) builds them through Construct, and their
+	// goroutines may be left behind too.
+	tests := []Test[int]{{Case: Case{Name: "only"}, Check: func(t *testing.T, h *History, _ int) {
+		for range 3 {
+			a := Construct(newActor)
+			fakeclock.Advance(time.Second)
+			a.now()
+		}
+	}}}
+	Run(t, testLab("only"), tests, func(*testing.T, *History) int { return 0 })
+}
+
 func TestRunRealTime(t *testing.T) {
 	tests := []Test[int]{{Case: Case{Name: "only"}, Check: func(t *testing.T, h *History, n int) {
 		if n != 42 {

@@ -27,12 +27,13 @@
 //     from it, fails the case with the panic's stack instead of ending the
 //     test binary;
 //  4. when the check returns, calls the Close method of anything newImpl
-//     handed to CloseAtEnd, and lets the bubble end. Goroutines that
-//     newImpl started and that are still blocked then (an actor waiting for
-//     its next request, with no Close to stop it) are left behind quietly:
-//     nothing can wake them any more. Any other goroutine still blocked is a
-//     leak, and synctest reports it as a deadlock, as fakeclock.Run always
-//     does.
+//     handed to CloseAtEnd, and lets the bubble end. Goroutines that the
+//     implementation's constructors started (newImpl, and whatever a check
+//     builds through Construct) and that are still blocked then (an actor
+//     waiting for its next request, with no Close to stop it) are left
+//     behind quietly: nothing can wake them any more. Any other goroutine
+//     still blocked is a leak, and synctest reports it as a deadlock, as
+//     fakeclock.Run always does.
 //
 // RunRealTime is the same without the bubble, for a suite that runs against
 // something outside the process (lab 02 against a real Redis server).

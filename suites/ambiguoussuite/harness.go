@@ -337,7 +337,8 @@ func (e *env) process() *incarnation {
 	if inc.n > 1 {
 		e.h.Record(inc.name, "starts", "a new process: nothing in memory, the same store and provider")
 	}
-	inc.w = e.newWorker(task.Deps{Provider: apiProxy{e, inc}, Store: storeProxy{e, inc}, NewID: e.newID})
+	deps := task.Deps{Provider: apiProxy{e, inc}, Store: storeProxy{e, inc}, NewID: e.newID}
+	inc.w = suites.Construct(func() Worker { return e.newWorker(deps) })
 	e.inc = inc
 	return inc
 }

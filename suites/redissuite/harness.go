@@ -372,7 +372,8 @@ func (e *env) proc(name string) *proc {
 	p.rdb = redis.NewClient(opts)
 	p.rdb.AddHook(p)
 	e.t.Cleanup(func() { _ = p.rdb.Close() })
-	p.store = e.tg.newStore(p.rdb, Options{Prefix: e.prefix, ClaimTTL: e.ClaimTTL, Retention: e.Retention})
+	o := Options{Prefix: e.prefix, ClaimTTL: e.ClaimTTL, Retention: e.Retention}
+	p.store = suites.Construct(func() store { return e.tg.newStore(p.rdb, o) })
 	return p
 }
 
