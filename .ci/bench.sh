@@ -43,3 +43,8 @@ if [ -f .ci/bench-redis.sh ]; then
   echo
   bash .ci/bench-redis.sh
 fi
+
+if [ -f .ci/bench-watch.sh ]; then
+  echo
+  bash .ci/bench-watch.sh
+fi
