@@ -45,6 +45,14 @@ type Options struct {
 	Go string
 	// Progress, when not nil, receives one line as each case finishes.
 	Progress io.Writer
+
+	// Kit, when set, makes the run hermetic: the test binary is built in
+	// this scratch copy of the kit (never in Root) with only the
+	// implementation's files from Impl, and run in a private directory,
+	// under Sandbox and within Limits.
+	Kit     *Kit
+	Sandbox Sandbox
+	Limits  Limits
 }
 
 // ErrNoGo is returned when the go command cannot be started.
@@ -59,6 +67,9 @@ var ErrNoGo = errors.New("cannot run the go command")
 func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = time.Minute
+	}
+	if opts.Kit != nil {
+		return runHermetic(ctx, opts)
 	}
 	goCmd := opts.Go
 	if goCmd == "" {

@@ -1,0 +1,200 @@
+package grader
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// runHermetic grades opts.Impl in opts.Kit: the submission's files are
+// screened, the test binary is built outside the sandbox in the scratch kit
+// (with -trimpath, so the kit's packages come from the shared build cache and
+// no path of this machine reaches the feedback), then run in a private
+// directory under the sandbox, its output converted by test2json.
+func runHermetic(ctx context.Context, opts Options) (*Report, error) {
+	start := time.Now()
+	kit := opts.Kit
+	files, err := readSources(opts.Base, opts.Impl)
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(kit.Scratch, "run-")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrKit, err)
+	}
+	defer os.RemoveAll(work)
+	labDir := filepath.Join(kit.Dir, "labs", opts.Lab.Dir)
+	p := newParser(opts.Lab, labDir, opts.Progress)
+	finish := func(rep *Report) *Report {
+		rep.Target = opts.Target
+		rep.Race = opts.Race
+		rep.Seed = opts.Seed
+		rep.Kit = kit.Commit
+		rep.Sandbox = string(opts.Sandbox)
+		if rep.Sandbox == "" {
+			rep.Sandbox = string(SandboxOff)
+		}
+		rep.Duration = time.Since(start)
+		return rep
+	}
+	if err := screenSource(kit.Module, files); err != nil {
+		p.buildFailed = true
+		p.buildOutput = []string{err.Error()}
+		return finish(p.report("")), nil
+	}
+
+	binary := filepath.Join(work, "bin", opts.Lab.Slug+".test")
+	buildOut, err := buildTestBinary(ctx, opts, files, work, binary)
+	if err != nil {
+		return nil, err
+	}
+	if buildOut != nil {
+		p.buildFailed = true
+		p.buildOutput = buildOut
+		return finish(p.report("")), nil
+	}
+
+	for _, d := range []string{"run/home", "run/tmp"} {
+		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrKit, err)
+		}
+	}
+	spec := runSpec{
+		binary:  binary,
+		workDir: work,
+		args: []string{"-test.v=test2json", "-test.paniconexit0", "-test.count=1",
+			"-test.timeout=" + opts.Timeout.String(), "-test.run=^" + opts.Lab.TestName + "$"},
+		sandbox: opts.Sandbox,
+		limits:  opts.Limits,
+		wall:    opts.Timeout + 30*time.Second,
+		pkg:     kit.Module + "/labs/" + opts.Lab.Dir,
+	}
+	home, tmp := filepath.Join(work, "run", "home"), filepath.Join(work, "run", "tmp")
+	path := os.Getenv("PATH")
+	if spec.sandbox == SandboxBwrap {
+		home, tmp, path = "/work/run/home", "/tmp", "/usr/bin:/bin"
+	}
+	spec.env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, RaceEnv(os.Getenv("GORACE")), "LABKIT_SEED=" + opts.Seed}
+	for _, kv := range opts.Env {
+		spec.env = append(spec.env, kv)
+		if v, ok := strings.CutPrefix(kv, "REDIS_ADDR="); ok && v != "" {
+			spec.shareNet = true
+		}
+	}
+	res, err := runSandboxed(ctx, spec, p.consume)
+	if err != nil {
+		return nil, err
+	}
+	action := "fail"
+	if res.exited {
+		action = "pass"
+	}
+	p.handle(event{Action: action})
+	rep := finish(p.report(""))
+	if res.limit != "" {
+		rep.Limit = res.limit
+		rep.Problems = append([]string{"the run hit its " + res.limit + " limit and was stopped"}, rep.Problems...)
+		rep.Passed = false
+	}
+	if res.exited && !rep.Passed && rep.Build == nil && len(rep.Problems) == 0 {
+		rep.Problems = append(rep.Problems, "the test binary exited with success before the suite finished (os.Exit in the code under test?)")
+	}
+	return rep, nil
+}
+
+// buildTestBinary compiles the lab's test binary from the submission's files
+// and the pristine shim with go test -c in the scratch kit. It returns the
+// compiler's output when the submission does not build, nil when it does.
+func buildTestBinary(ctx context.Context, opts Options, files map[string][]byte, work, binary string) ([]string, error) {
+	kit := opts.Kit
+	labDir := filepath.Join(kit.Dir, "labs", opts.Lab.Dir)
+	src := filepath.Join(work, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrKit, err)
+	}
+	replace := map[string]string{}
+	existing, _ := filepath.Glob(filepath.Join(labDir, "*.go"))
+	for _, f := range existing {
+		replace[f] = ""
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(src, name), data, 0o644); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrKit, err)
+		}
+		replace[filepath.Join(labDir, name)] = filepath.Join(src, name)
+	}
+	shim := filepath.Join(work, "shim", opts.Lab.TestFile)
+	if err := copyBytes(shim, []byte(opts.Lab.Shim)); err != nil {
+		return nil, err
+	}
+	replace[filepath.Join(labDir, opts.Lab.TestFile)] = shim
+	overlay, _ := json.Marshal(struct{ Replace map[string]string }{replace})
+	overlayFile := filepath.Join(work, "overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrKit, err)
+	}
+	goCmd := opts.Go
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	args := []string{"test", "-c", "-o", binary, "-trimpath", "-vet=off", "-overlay", overlayFile}
+	if opts.Race {
+		args = append(args, "-race")
+	}
+	args = append(args, "./labs/"+opts.Lab.Dir+"/")
+	buildCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(buildCtx, goCmd, args...)
+	cmd.Dir = kit.Dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		return nil, fmt.Errorf("%w: %v", ErrNoGo, err)
+	}
+	if err == nil {
+		if _, statErr := os.Stat(binary); statErr != nil {
+			return nil, fmt.Errorf("%w: go test -c wrote no binary: %s", ErrNoGo, strings.TrimSpace(out.String()))
+		}
+		return nil, nil
+	}
+	text := strings.ReplaceAll(out.String(), kit.Dir+string(filepath.Separator), "")
+	text = strings.ReplaceAll(text, work+string(filepath.Separator), "")
+	text = scratchPathRE.ReplaceAllString(text, "")
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if buildCtx.Err() != nil {
+		lines = append(lines, "the build did not finish in 5 minutes and was stopped")
+	}
+	if strings.Contains(text, kit.Module+"/solutions") || strings.Contains(text, "no required module provides package") || strings.Contains(text, "is not in std") {
+		lines = append(lines, "the submission imports a package that is not part of what a lab may use (the reference solutions and the grader are not available to submissions)")
+	}
+	return lines, nil
+}
+
+// scratchPathRE matches the scratch directory of a run as the go command
+// prints it relative to the kit ("../run-123/src/"), which the feedback
+// leaves out.
+var scratchPathRE = regexp.MustCompile(`(?:[^\s:]*/)?run-[0-9]+/(?:src|shim)/`)
+
+func copyBytes(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("%w: %v", ErrKit, err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("%w: %v", ErrKit, err)
+	}
+	return nil
+}
