@@ -21,6 +21,7 @@ import (
 	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
 	"github.com/fourth-outcome/labkit/suites/claimsuite"
+	"github.com/fourth-outcome/labkit/suites/leasesuite"
 	"github.com/fourth-outcome/labkit/suites/redissuite"
 	"github.com/fourth-outcome/labkit/suites/retrysuite"
 )
@@ -65,7 +66,7 @@ var labs = []Lab{
 	built(redissuite.Lab, usesRedis|needsRace),
 	built(ambiguoussuite.Lab, 0),
 	built(retrysuite.Lab, needsRace),
-	planned(5, "lease", "Leases with visibility timeouts"),
+	built(leasesuite.Lab, needsRace),
 	planned(6, "fencing", "Fencing tokens against zombie workers"),
 	planned(7, "deadletter", "Dead-lettering by delivery count"),
 	planned(8, "checkpoint", "Checkpointed resumption"),
@@ -88,6 +89,7 @@ func built(r rubric.Lab, f flags) Lab {
 			Dir:      dir,
 			TestFile: r.Slug + "_test.go",
 			Shim:     string(shim),
+			Fixtures: "suites/" + r.Slug + "suite/testdata",
 		},
 		Redis: f&usesRedis != 0,
 		Race:  f&needsRace != 0,

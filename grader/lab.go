@@ -11,4 +11,8 @@ type Lab struct {
 	TestFile string // the shim's file name, "claim_test.go"
 	Shim     string // the shim's pristine contents
 	NextLab  int    // the number of the lab that follows, 0 for the last one
+	// Fixtures is the directory, relative to the kit root, of the suite's
+	// independent test programs: testdata/wrong/<name>/ must each be
+	// caught, testdata/correct/<name>/ must each pass ("suites/claimsuite").
+	Fixtures string
 }

@@ -54,6 +54,9 @@ type VerifyOptions struct {
 	Env      []string
 	Parallel int       // concurrent go test runs; 0 means the number of CPUs
 	Progress io.Writer // one line per finished check
+	// Fixtures adds a check per independent test program of each suite
+	// (Lab.Fixtures): a wrong program must fail, a correct one pass.
+	Fixtures bool
 	// TraceRules adds a "rules" check per lab: its README's numbered
 	// rules, cases and mistakes must trace to each other (traceRules).
 	TraceRules bool
@@ -102,6 +105,18 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 			mo.Impl = dir
 			mo.Target = "mistake " + m.Name
 			jobs = append(jobs, job{check: c, opts: mo, m: m})
+		}
+		if !o.Fixtures || lab.Fixtures == "" {
+			continue
+		}
+		for _, kind := range []string{"wrong", "correct"} {
+			dirs, _ := filepath.Glob(filepath.Join(o.Root, filepath.FromSlash(lab.Fixtures), kind, "*"))
+			for _, dir := range dirs {
+				fo := base
+				fo.Impl = dir
+				fo.Target = kind + " program " + filepath.Base(dir)
+				jobs = append(jobs, job{check: Check{Lab: lab, Kind: kind, Name: filepath.Base(dir)}, opts: fo})
+			}
 		}
 	}
 	par := o.Parallel
@@ -252,6 +267,23 @@ func judge(c *Check, m Mistake) {
 			c.Detail = fmt.Sprintf("passes (%d/%d)", rep.Score, rep.Total)
 		} else {
 			c.Detail = fmt.Sprintf("fails (%d/%d): %s", rep.Score, rep.Total, failingNames(rep))
+		}
+	case "wrong":
+		switch {
+		case rep.Build != nil:
+			c.Detail = "does not compile: " + firstLine(rep.Build.Output)
+		case rep.Passed:
+			c.Detail = "is NOT caught: the suite passes this wrong program"
+		default:
+			c.OK = true
+			c.Detail = "caught by " + failingNames(rep)
+		}
+	case "correct":
+		if rep.Passed {
+			c.OK = true
+			c.Detail = fmt.Sprintf("passes (%d/%d)", rep.Score, rep.Total)
+		} else {
+			c.Detail = fmt.Sprintf("a correct program FAILS (%d/%d): %s", rep.Score, rep.Total, failingNames(rep))
 		}
 	case "mistake":
 		concepts := rep.FailedConcepts()

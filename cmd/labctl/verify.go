@@ -14,6 +14,7 @@ type verifyOpts struct {
 	parallel int
 	redis    string
 	rules    bool
+	fixtures bool
 }
 
 var verifyCmd = &command{
@@ -40,6 +41,7 @@ Verify never modifies labs/: it grades copies through go test -overlay.`,
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto, on, off")
 		fs.IntVar(&o.parallel, "parallel", 0, "concurrent suite runs (0: one per CPU)")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port)")
+		fs.BoolVar(&o.fixtures, "fixtures", false, "also run each suite's independent test programs (suites/<lab>suite/testdata/wrong/* must fail, correct/* must pass)")
 		fs.BoolVar(&o.rules, "rules", false, "also trace each lab's numbered rules to its cases and mistakes")
 		return func(ctx context.Context, e *env, args []string) error { return runVerify(ctx, e, o, args) }
 	},
@@ -80,7 +82,7 @@ func runVerify(ctx context.Context, e *env, o *verifyOpts, args []string) error 
 		}
 		extraEnv = append(extraEnv, entry)
 	}
-	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout, TraceRules: o.rules})
+	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout, TraceRules: o.rules, Fixtures: o.fixtures})
 	if err != nil {
 		return err
 	}

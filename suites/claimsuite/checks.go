@@ -1,13 +1,17 @@
 package claimsuite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites"
 )
 
@@ -25,6 +29,21 @@ func checkFirstCall(t *testing.T, h *suites.History, s target) {
 	got, err = s.do(h, "worker A", "k2", failing.work(h, "worker A", nil, "", errDeclined))
 	if err != errDeclined {
 		t.Errorf(`Do("k2") with work failing with %q = %q, %v, want "", the work's own error value (not a copy or a wrapper)`, errDeclined, got, err)
+	}
+
+	// A failing work may still return a value (the provider's own words):
+	// it comes back too, unchanged.
+	const partial = "provider said: insufficient funds"
+	got, err = s.do(h, "worker A", "k3", failing.work(h, "worker A", nil, partial, errDeclined))
+	if got != partial || err != errDeclined {
+		t.Errorf(`Do("k3") with work returning %q, %q = %q, %v, want both unchanged`, partial, errDeclined, got, err)
+	}
+
+	// The empty string is a value like any other.
+	var empty counter
+	got, err = s.do(h, "worker A", "k4", empty.work(h, "worker A", nil, "", nil))
+	if got != "" || err != nil {
+		t.Errorf(`Do("k4") with work returning "", nil = %q, %v, want "", nil`, got, err)
 	}
 }
 
@@ -98,7 +117,7 @@ func checkSimultaneousClaims(t *testing.T, h *suites.History, s target) {
 		}
 	}
 	if hits < calibrationHits {
-		t.Logf("inconclusive: in %d rounds this machine interleaved claims only %d times (the race detector and more cores help); the claim was not caught double-executing", round, hits)
+		t.Skipf(rubric.InconclusiveMark+" in %d rounds this machine interleaved claims only %d times (the race detector and more cores help); the claim was not caught double-executing", round, hits)
 	}
 }
 
@@ -125,37 +144,149 @@ func checkPendingDuplicate(t *testing.T, h *suites.History, s target) {
 	}
 }
 
+// checkLongPendingDuplicate holds the first call's work for two days of
+// virtual time: a claim has no expiry in this lab, so every duplicate on the
+// way is told "in progress", however old the claim.
+func checkLongPendingDuplicate(t *testing.T, h *suites.History, s target) {
+	var c counter
+	gate := make(chan struct{})
+	first, firstResult := s.startSlow(h, &c, "worker A", "k1", gate, "signed:doc-42")
+	var elapsed time.Duration
+	for _, at := range []time.Duration{time.Minute, time.Hour, 48 * time.Hour} {
+		fakeclock.Advance(at - elapsed)
+		elapsed = at
+		var r result
+		dup := suites.Go(func() {
+			r.value, r.err = s.do(h, "worker B", "k1", c.work(h, "worker B", nil, "signed:doc-42 (again)", nil))
+		})
+		if !dup.Settle() {
+			close(gate)
+			dup.Wait()
+			first.Wait()
+			t.Fatalf(`Do("k1") %v after the first call started blocked until that work finished, want an immediate error wrapping %v`, at, s.errInProgress)
+		}
+		if !errors.Is(r.err, s.errInProgress) {
+			t.Errorf(`Do("k1") %v after the first call started, while it still works = %q, %v, want an error wrapping %v (a claim does not expire in this lab)`, at, r.value, r.err, s.errInProgress)
+		}
+	}
+	h.Note("the first worker's work finishes, two days later")
+	close(gate)
+	first.Wait()
+	if n := c.n.Load(); n != 1 {
+		t.Errorf("work ran %d times for a key whose first call was still working, want 1", n)
+	}
+	if r := firstResult; r.err != nil || r.value != "signed:doc-42" {
+		t.Errorf(`first Do("k1") = %q, %v, want "signed:doc-42", nil`, r.value, r.err)
+	}
+}
+
 func checkCompletedDuplicate(t *testing.T, h *suites.History, s target) {
 	var c counter
 	v, err := s.do(h, "worker A", "k1", c.work(h, "worker A", nil, "signed:doc-42", nil))
 	if err != nil {
 		t.Fatalf(`first Do("k1") = %q, %v, want "signed:doc-42", nil`, v, err)
 	}
-	for _, later := range []time.Duration{time.Second, time.Hour} {
-		fakeclock.Advance(later)
+	var empty counter
+	if v, err := s.do(h, "worker A", "k-empty", empty.work(h, "worker A", nil, "", nil)); err != nil || v != "" {
+		t.Fatalf(`first Do("k-empty") = %q, %v, want "", nil`, v, err)
+	}
+	var elapsed time.Duration
+	for _, later := range []time.Duration{time.Second, time.Hour, 25 * time.Hour, 8 * 24 * time.Hour, 400 * 24 * time.Hour} {
+		fakeclock.Advance(later - elapsed)
+		elapsed = later
 		v, err := s.do(h, "worker B", "k1", c.work(h, "worker B", nil, "signed:doc-42 (again)", nil))
 		if err != nil || v != "signed:doc-42" {
 			t.Errorf(`Do("k1") %v after completion = %q, %v, want the stored "signed:doc-42", nil`, later, v, err)
+		}
+		v, err = s.do(h, "worker B", "k-empty", empty.work(h, "worker B", nil, "not empty (again)", nil))
+		if err != nil || v != "" {
+			t.Errorf(`Do("k-empty") %v after its work succeeded with "" = %q, %v, want the stored "", nil (an empty result is a result)`, later, v, err)
 		}
 	}
 	if n := c.n.Load(); n != 1 {
 		t.Errorf("work ran %d times for a key that had already completed, want 1", n)
 	}
+	if n := empty.n.Load(); n != 1 {
+		t.Errorf(`work ran %d times for a key whose work had succeeded with "", want 1`, n)
+	}
+}
+
+// checkCancelledCallerKeepsSuccess cancels the first caller's context while
+// its work runs; the work ignores it and succeeds. What the work returned is
+// the outcome: the caller gets it unchanged and the success is stored.
+func checkCancelledCallerKeepsSuccess(t *testing.T, h *suites.History, s target) {
+	for _, how := range []string{"cancelled", "past its deadline"} {
+		key := "k-" + strings.ReplaceAll(how, " ", "-")
+		var c counter
+		ctx, cancel := context.WithCancel(context.Background())
+		if how != "cancelled" {
+			ctx, cancel = context.WithTimeout(context.Background(), time.Second)
+		}
+		work := func(context.Context) (string, error) {
+			c.n.Add(1)
+			if how == "cancelled" {
+				cancel()
+			} else {
+				time.Sleep(2 * time.Second)
+			}
+			h.Recordf("worker A", "work returns", "the caller's context is %s; the work succeeded anyway", how)
+			return "signed:doc-42", nil
+		}
+		v, err := s.Do(ctx, key, work)
+		cancel()
+		h.Record("worker A", fmt.Sprintf("Do(%q)", key), s.describe(v, err))
+		if err != nil || v != "signed:doc-42" {
+			t.Errorf(`Do(%q) whose work succeeded while the caller's context was %s = %q, %v, want "signed:doc-42", nil (the work's result, unchanged)`, key, how, v, err)
+		}
+		fakeclock.Advance(time.Minute)
+		v, err = s.do(h, "worker B", key, c.work(h, "worker B", nil, "signed:doc-42 (again)", nil))
+		if err != nil || v != "signed:doc-42" {
+			t.Errorf(`Do(%q) after that success = %q, %v, want the stored "signed:doc-42", nil`, key, v, err)
+		}
+		if n := c.n.Load(); n != 1 {
+			t.Errorf("work ran %d times for %q, whose first work succeeded while its caller's context was %s, want 1: the signing request went out twice", n, key, how)
+		}
+	}
 }
 
 func checkFailureReleases(t *testing.T, h *suites.History, s target) {
-	var c counter
-	v, err := s.do(h, "worker A", "k1", c.work(h, "worker A", nil, "", errDeclined))
-	if err == nil {
-		t.Errorf(`Do("k1") with failing work = %q, nil, want the work's error`, v)
+	failures := []error{
+		errDeclined,
+		fmt.Errorf("dial provider: %w", context.DeadlineExceeded),
+		context.Canceled,
 	}
-	fakeclock.Advance(time.Minute)
-	v, err = s.do(h, "worker A (retry)", "k1", c.work(h, "worker A (retry)", nil, "signed:doc-42", nil))
-	if err != nil || v != "signed:doc-42" {
-		t.Errorf(`retry Do("k1") after a failure = %q, %v, want "signed:doc-42", nil (the key must be released)`, v, err)
+	for i, failure := range failures {
+		key := fmt.Sprintf("k%d", i+1)
+		var c counter
+		v, err := s.do(h, "worker A", key, c.work(h, "worker A", nil, "", failure))
+		if err != failure {
+			t.Errorf(`Do(%q) with work failing with %q = %q, %v, want the work's own error`, key, failure, v, err)
+		}
+		fakeclock.Advance(time.Minute)
+		v, err = s.do(h, "worker A (retry)", key, c.work(h, "worker A (retry)", nil, "signed:doc-42", nil))
+		if err != nil || v != "signed:doc-42" {
+			t.Errorf(`retry Do(%q) after the work failed with %q = %q, %v, want "signed:doc-42", nil (the key must be released, whatever the error)`, key, failure, v, err)
+		}
+		if n := c.n.Load(); n != 2 {
+			t.Errorf("work ran %d times for %q (one failure with %q, one retry), want 2", n, key, failure)
+		}
 	}
-	if n := c.n.Load(); n != 2 {
-		t.Errorf("work ran %d times (one failure, one retry), want 2", n)
+}
+
+// checkKeysCompareExactly uses keys that a store that "cleans up" keys
+// would merge: each is its own key and runs its own work.
+func checkKeysCompareExactly(t *testing.T, h *suites.History, s target) {
+	keys := []string{"task-42", "Task-42", "task-42 ", " task-42", "caf\u00e9", "cafe\u0301", "", " "}
+	for _, key := range keys {
+		var c counter
+		want := "result for " + strconv.Quote(key)
+		v, err := s.do(h, "worker A", key, c.work(h, "worker A", nil, want, nil))
+		if err != nil || v != want {
+			t.Errorf(`Do(%q) = %q, %v, want %q, nil: no other key may answer for it (keys are compared byte for byte)`, key, v, err, want)
+		}
+		if n := c.n.Load(); n != 1 {
+			t.Errorf("work ran %d times for the new key %q, want 1", n, key)
+		}
 	}
 }
 

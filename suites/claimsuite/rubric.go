@@ -58,6 +58,13 @@ var concepts = []suites.Concept{
 		Docs:          docs + "#different-keys-never-wait-for-each-other",
 	},
 	{
+		ID:            "exact-keys",
+		Title:         "The key is compared exactly",
+		Misconception: "Keys that look the same, like \"Task-42\" and \"task-42 \", are the same task, so the store may normalise them.",
+		Hint:          "The key is an identity chosen by the caller, not text to tidy up. Use it exactly as given, byte for byte, as the map key.",
+		Docs:          docs + "#the-key-is-compared-exactly",
+	},
+	{
 		ID:            "results-unchanged",
 		Title:         "Results come back unchanged",
 		Misconception: "The store may wrap, copy or replace what the work returned.",
@@ -72,6 +79,7 @@ var tests = []suites.Test[target]{
 		Case: suites.Case{
 			Name:        "results_returned_unchanged",
 			Concept:     "results-unchanged",
+			Rules:       []string{"R1"},
 			Points:      10,
 			Explanation: "The first call with a new key runs the work once and returns exactly what it produced: the same value, or the very same error value, so callers can still match it with errors.Is.",
 		},
@@ -81,7 +89,8 @@ var tests = []suites.Test[target]{
 		Case: suites.Case{
 			Name:        "concurrent_duplicates_execute_once",
 			Concept:     "claim-before-execute",
-			Points:      20,
+			Rules:       []string{"R2", "R3"},
+			Points:      15,
 			Explanation: "Twenty workers submit the same key while the first one is still working. The work must run exactly once; otherwise a retry charges the customer twice.",
 		},
 		Check: checkConcurrentDuplicates,
@@ -90,6 +99,7 @@ var tests = []suites.Test[target]{
 		Case: suites.Case{
 			Name:        "simultaneous_claims_execute_once",
 			Concept:     "atomic-claim",
+			Rules:       []string{"R3"},
 			Points:      15,
 			Explanation: "Eight workers released at the same instant race for one key, round after round, until the machine has shown it really runs claims in parallel. Exactly one may win each race: the lookup and the insert must be a single atomic step.",
 		},
@@ -99,33 +109,67 @@ var tests = []suites.Test[target]{
 		Case: suites.Case{
 			Name:        "pending_duplicate_is_told_in_progress",
 			Concept:     "pending-vs-complete",
-			Points:      15,
+			Rules:       []string{"R2"},
+			Points:      10,
 			Explanation: "A duplicate that arrives while the work runs must get an \"in progress\" error (errors.Is with the lab's sentinel), never an empty success and never a second execution.",
 		},
 		Check: checkPendingDuplicate,
 	},
 	{
 		Case: suites.Case{
+			Name:        "long_pending_claim_is_still_in_progress",
+			Concept:     "pending-vs-complete",
+			Rules:       []string{"R2"},
+			Points:      5,
+			Explanation: "The first call's work runs for two days of virtual time. Duplicates after a minute, an hour and two days are all told \"in progress\" and run nothing: in this lab a claim never expires, so an old claim is not an abandoned one.",
+		},
+		Check: checkLongPendingDuplicate,
+	},
+	{
+		Case: suites.Case{
 			Name:        "completed_duplicate_gets_stored_result",
 			Concept:     "stored-result",
-			Points:      15,
+			Rules:       []string{"R4"},
+			Points:      10,
 			Explanation: "A duplicate that arrives after the work succeeded, even an hour later, gets the stored value without running the work again.",
 		},
 		Check: checkCompletedDuplicate,
 	},
 	{
 		Case: suites.Case{
+			Name:        "cancelled_caller_keeps_its_success",
+			Concept:     "stored-result",
+			Rules:       []string{"R1", "R6"},
+			Points:      10,
+			Explanation: "The caller's context is cancelled (or passes its deadline) while the work runs, and the work succeeds anyway: the signing request went out. The caller gets the success, and the success is stored, so a retry does not send the request again.",
+		},
+		Check: checkCancelledCallerKeepsSuccess,
+	},
+	{
+		Case: suites.Case{
 			Name:        "failed_execution_releases_key",
 			Concept:     "failure-release",
-			Points:      15,
+			Rules:       []string{"R5"},
+			Points:      10,
 			Explanation: "When the work fails, the caller gets that failure and the key is released, so the next attempt with the same key runs the work again instead of being told \"in progress\" forever.",
 		},
 		Check: checkFailureReleases,
 	},
 	{
 		Case: suites.Case{
+			Name:        "keys_compare_exactly",
+			Concept:     "exact-keys",
+			Rules:       []string{"R7"},
+			Points:      5,
+			Explanation: "Keys that differ only in case, in spaces, or in how an accented letter is encoded, and the empty key, are all different keys: each runs its own work. A store that cleans keys up answers one customer's task with another's result.",
+		},
+		Check: checkKeysCompareExactly,
+	},
+	{
+		Case: suites.Case{
 			Name:        "different_keys_do_not_block_each_other",
 			Concept:     "per-key-isolation",
+			Rules:       []string{"R8"},
 			Points:      10,
 			Explanation: "While slow work runs for one key, work for another key starts and finishes at once. A lock held during execution would serialise every customer behind the slowest one.",
 		},

@@ -1,0 +1,57 @@
+// Package claim runs a piece of work at most once per idempotency key.
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+var ErrInProgress = errors.New("claim: work for this key is in progress")
+
+type record struct {
+	done bool
+	val  string
+}
+
+type Store struct {
+	mu      sync.Mutex
+	records map[string]*record
+}
+
+func New() *Store { return &Store{records: map[string]*record{}} }
+
+func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if r, ok := s.records[key]; ok {
+		done, val := r.done, r.val
+		s.mu.Unlock()
+		if done {
+			return val, nil
+		}
+		return "", fmt.Errorf("%s: %w", key, ErrInProgress)
+	}
+	r := &record{}
+	s.records[key] = r
+	s.mu.Unlock()
+
+	v, err := work(ctx)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// If the caller gave up (cancelled / timed out) the result is not
+	// trustworthy: treat it as a failure and let the next caller redo it.
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		delete(s.records, key)
+		return v, err
+	}
+	r.done, r.val = true, v
+	return v, nil
+}

@@ -1,0 +1,54 @@
+// Package claim runs a piece of work at most once per idempotency key.
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+var ErrInProgress = errors.New("claim: work for this key is in progress")
+
+// ErrAlreadyDone accompanies the stored value on a duplicate call, so the
+// caller can tell a replay from a fresh execution (and skip its own ack
+// logging, metrics, ...).
+var ErrAlreadyDone = errors.New("claim: already done, returning stored result")
+
+type record struct {
+	done bool
+	val  string
+}
+
+type Store struct {
+	mu      sync.Mutex
+	records map[string]*record
+}
+
+func New() *Store { return &Store{records: map[string]*record{}} }
+
+func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {
+	s.mu.Lock()
+	if r, ok := s.records[key]; ok {
+		done, val := r.done, r.val
+		s.mu.Unlock()
+		if done {
+			return val, ErrAlreadyDone
+		}
+		return "", fmt.Errorf("%s: %w", key, ErrInProgress)
+	}
+	r := &record{}
+	s.records[key] = r
+	s.mu.Unlock()
+
+	v, err := work(ctx)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		delete(s.records, key)
+		return v, err
+	}
+	r.done, r.val = true, v
+	return v, nil
+}
