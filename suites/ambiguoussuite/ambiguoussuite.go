@@ -48,3 +48,27 @@ func Run[W Worker](t *testing.T, newWorker func(task.Deps) W) {
 		return func(d task.Deps) Worker { return newWorker(d) }
 	})
 }
+
+// The types a worker shares with the suite, under the names by which this
+// package defined them before they moved to package task, so that a worker
+// written against an earlier kit (its type aliases naming this package)
+// still compiles and is graded the same.
+//
+// Deprecated: use package task, as the starter does.
+type (
+	Task     = task.Task
+	Delivery = task.Delivery
+	Record   = task.Record
+	State    = task.State
+	Store    = task.Store
+	Deps     = task.Deps
+)
+
+// The states of a Record, under their earlier names.
+//
+// Deprecated: use package task, as the starter does.
+const (
+	Pending = task.Pending
+	Sent    = task.Sent
+	Failed  = task.Failed
+)
