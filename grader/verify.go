@@ -157,7 +157,11 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 	}
 	if o.TraceRules {
 		for _, lab := range labs {
-			results = append(results, traceRules(o.Root, lab, results))
+			c := traceRules(o.Root, lab, results)
+			results = append(results, c)
+			if o.Progress != nil {
+				fmt.Fprintln(o.Progress, c)
+			}
 		}
 	}
 	return results, nil
