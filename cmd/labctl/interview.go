@@ -1,0 +1,421 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/interview"
+)
+
+type interviewOpts struct {
+	reveal bool
+	seed   uint64
+	race   string
+}
+
+var interviewCmd = &command{
+	name:  "interview",
+	usage: "[--reveal] [--seed N] [list | scenario | numbers | bug | DRILL]",
+	short: "interview drills: scenarios, numbers, find the bug",
+	long: `
+Interview runs one drill and remembers what you have done
+(.labkit/interview.json). Without an argument it picks the next drill you
+have not done, taking scenarios, numbers and bugs in turn.
+
+	scenario  a prompt from docs/interview.md: type your answer (an empty
+	          line ends it), then read the strong and the weak model answer
+	          and score yourself on the points a strong answer names
+	numbers   backlog growth, recovery time, retry amplification or full
+	          jitter, generated from --seed; the answer is checked within 1%
+	          and worked step by step
+	bug       the code of a catalogued mistake: name the failure window, then
+	          see the diff and the timeline that exposes it (needs solutions/)
+	list      every drill and what you did
+	DRILL     one drill by name, as list shows it
+
+Everything is read from the standard input, so a drill can be scripted:
+printf 'my answer\n\n1 2\n' | labctl interview duplicates.`,
+	setup: func(fs *flag.FlagSet) runFunc {
+		o := &interviewOpts{}
+		fs.BoolVar(&o.reveal, "reveal", false, "show the model answer without asking for yours")
+		fs.Uint64Var(&o.seed, "seed", 0, "seed of a numbers drill (0: a new one each time)")
+		fs.StringVar(&o.race, "race", "auto", "race detector for the bug drills' timeline: auto, on, off")
+		return func(ctx context.Context, e *env, args []string) error { return runInterview(ctx, e, o, args) }
+	},
+}
+
+// drillLog is what interview remembers, in .labkit/interview.json.
+type drillLog struct {
+	Done map[string]drillRecord `json:"done"`
+}
+
+type drillRecord struct {
+	Attempts int       `json:"attempts"`
+	Last     time.Time `json:"last"`
+	Score    string    `json:"score"` // "3/7" points named, "right", "wrong", "named", "missed"
+}
+
+func drillLogPath(root string) string { return filepath.Join(root, ".labkit", "interview.json") }
+
+func loadDrillLog(root string) *drillLog {
+	l := &drillLog{Done: map[string]drillRecord{}}
+	if data, err := os.ReadFile(drillLogPath(root)); err == nil {
+		json.Unmarshal(data, l) // a damaged log only loses the history
+	}
+	if l.Done == nil {
+		l.Done = map[string]drillRecord{}
+	}
+	return l
+}
+
+func (l *drillLog) record(root, id, score string) error {
+	r := l.Done[id]
+	r.Attempts++
+	r.Last = time.Now().UTC()
+	r.Score = score
+	l.Done[id] = r
+	data, _ := json.MarshalIndent(l, "", "  ")
+	if err := os.MkdirAll(filepath.Dir(drillLogPath(root)), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(drillLogPath(root), append(data, '\n'), 0o644)
+}
+
+// bugDrill is a catalogued mistake as a find-the-bug drill.
+type bugDrill struct {
+	id  string // "bug:01-claim/check-then-insert"
+	lab course.Lab
+	m   grader.Mistake
+}
+
+// bugDrills lists the find-the-bug drills: every catalogued mistake of
+// every built lab. A kit without solutions/ (a student release) has none.
+func bugDrills(root string) ([]bugDrill, error) {
+	var out []bugDrill
+	for _, l := range course.Built() {
+		if _, err := os.Stat(filepath.Join(root, "solutions", l.Dir)); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		ms, err := grader.Mistakes(root, l.Lab)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			out = append(out, bugDrill{id: "bug:" + l.Dir + "/" + m.Name, lab: l, m: m})
+		}
+	}
+	return out, nil
+}
+
+func runInterview(ctx context.Context, e *env, o *interviewOpts, args []string) error {
+	if len(args) > 1 {
+		return usagef("interview: one drill at a time (see labctl interview --help)")
+	}
+	root, err := e.kitRoot()
+	if err != nil {
+		return err
+	}
+	src, err := os.ReadFile(filepath.Join(root, "docs", "interview.md"))
+	if err != nil {
+		return usagef("interview: the model answers live in docs/interview.md: %v", err)
+	}
+	answers := interview.ParseAnswers(string(src))
+	bugs, err := bugDrills(root)
+	if err != nil {
+		return err
+	}
+	log := loadDrillLog(root)
+	in := bufio.NewReader(input(ctx))
+	seed := o.seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano() % 1_000_000)
+	}
+
+	arg := ""
+	if len(args) == 1 {
+		arg = strings.ToLower(args[0])
+	}
+	if arg == "" {
+		arg = []string{"scenario", "numbers", "bug"}[len(log.Done)%3]
+		if arg == "bug" && len(bugs) == 0 {
+			arg = "scenario"
+		}
+	}
+	switch arg {
+	case "list":
+		return listDrills(e, log, bugs)
+	case "scenario", "scenarios":
+		s := interview.Scenarios[0]
+		for _, c := range interview.Scenarios {
+			if _, done := log.Done[c.ID]; !done {
+				s = c
+				break
+			}
+		}
+		return scenarioDrill(e, o, in, log, root, answers, s)
+	case "numbers", "number", "numeric":
+		kind := interview.Kinds[0]
+		for _, k := range interview.Kinds {
+			if _, done := log.Done[k]; !done {
+				kind = k
+				break
+			}
+		}
+		return numericDrill(e, in, log, root, kind, seed)
+	case "bug", "bugs":
+		if len(bugs) == 0 {
+			fmt.Fprintln(e.stdout, "Find-the-bug drills need the kit's solutions/ and their catalogued mistakes, which this copy of the kit does not include. Try `interview scenario` or `interview numbers`.")
+			return nil
+		}
+		b := bugs[int(seed)%len(bugs)]
+		for _, c := range bugs {
+			if _, done := log.Done[c.id]; !done {
+				b = c
+				break
+			}
+		}
+		return bugDrillRun(ctx, e, o, in, log, root, b)
+	}
+	for _, s := range interview.Scenarios {
+		if arg == s.ID {
+			return scenarioDrill(e, o, in, log, root, answers, s)
+		}
+	}
+	for _, k := range interview.Kinds {
+		if arg == k {
+			return numericDrill(e, in, log, root, k, seed)
+		}
+	}
+	for _, b := range bugs {
+		if arg == b.id || arg == "bug:"+b.m.Name {
+			return bugDrillRun(ctx, e, o, in, log, root, b)
+		}
+	}
+	if strings.HasPrefix(arg, "bug:") && len(bugs) == 0 {
+		return usagef("interview: %s: find-the-bug drills need solutions/, which this copy of the kit does not include", arg)
+	}
+	return usagef("interview: unknown drill %q (labctl interview list shows them)", arg)
+}
+
+func listDrills(e *env, log *drillLog, bugs []bugDrill) error {
+	line := func(id, what string) {
+		status := "not done"
+		if r, ok := log.Done[id]; ok {
+			status = fmt.Sprintf("done %d×, last %s", r.Attempts, r.Score)
+		}
+		fmt.Fprintf(e.stdout, "  %-44s %-18s %s\n", id, status, what)
+	}
+	fmt.Fprintln(e.stdout, "Scenarios (docs/interview.md):")
+	for _, s := range interview.Scenarios {
+		line(s.ID, s.Heading)
+	}
+	fmt.Fprintln(e.stdout, "\nNumbers (--seed N for a given one):")
+	for _, k := range interview.Kinds {
+		line(k, "")
+	}
+	if len(bugs) == 0 {
+		fmt.Fprintln(e.stdout, "\nFind the bug: not in this copy of the kit (it needs solutions/).")
+		return nil
+	}
+	fmt.Fprintln(e.stdout, "\nFind the bug (catalogued mistakes):")
+	for _, b := range bugs {
+		line(b.id, "")
+	}
+	return nil
+}
+
+// readAnswer reads lines until an empty line or the end of the input.
+func readAnswer(in *bufio.Reader) string {
+	var lines []string
+	for {
+		line, err := in.ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			break
+		}
+		lines = append(lines, line)
+		if err != nil {
+			break
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func scenarioDrill(e *env, o *interviewOpts, in *bufio.Reader, log *drillLog, root string, answers map[string]interview.Answer, s interview.Scenario) error {
+	a, err := interview.AnswerFor(answers, s)
+	if err != nil {
+		return err
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "Scenario: %s\n\nPrompt: %s\n\n", s.Heading, oneParagraph(a.Prompt))
+	answer := ""
+	if !o.reveal {
+		fmt.Fprintln(w, "Type your answer (two or three minutes' worth); an empty line ends it.")
+		answer = readAnswer(in)
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "── Strong answer ──\n%s\n\n── Weak answer ──\n%s\n\nWhy it is weak: %s\n\n", a.Strong, a.Weak, oneParagraph(a.WhyWeak))
+	fmt.Fprintln(w, "── What a strong answer names ──")
+	for i, p := range s.Points {
+		fmt.Fprintf(w, "  %d. %s\n", i+1, p)
+	}
+	if o.reveal {
+		return log.record(root, s.ID, "revealed")
+	}
+	fmt.Fprint(w, "\nWhich did your answer name? Type their numbers (e.g. 1 3), then Enter: ")
+	line, _ := in.ReadString('\n')
+	named := map[int]bool{}
+	for _, f := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' || r == '\n' || r == '\r' }) {
+		if n, err := strconv.Atoi(f); err == nil && n >= 1 && n <= len(s.Points) {
+			named[n] = true
+		}
+	}
+	score := fmt.Sprintf("%d/%d", len(named), len(s.Points))
+	fmt.Fprintf(w, "\nYou named %s points.", score)
+	if answer == "" {
+		fmt.Fprint(w, " (You typed no answer: say it aloud next time before reading the model.)")
+	}
+	var missed []string
+	for i := range s.Points {
+		if !named[i+1] {
+			missed = append(missed, strconv.Itoa(i+1))
+		}
+	}
+	if len(missed) > 0 {
+		fmt.Fprintf(w, " Work on point %s next time.", strings.Join(missed, ", "))
+	}
+	fmt.Fprintln(w)
+	return log.record(root, s.ID, score)
+}
+
+func numericDrill(e *env, in *bufio.Reader, log *drillLog, root, kind string, seed uint64) error {
+	n, err := interview.NewNumeric(kind, seed)
+	if err != nil {
+		return usagef("interview: %v", err)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "Numbers: %s (seed %d)\n\n%s\n\nYour answer: ", kind, seed, n.Prompt)
+	line, _ := in.ReadString('\n')
+	ok, err := n.Check(line)
+	fmt.Fprintln(w)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "✗ %v. The answer is %s.\n", err, n.AnswerText())
+	case ok:
+		fmt.Fprintf(w, "✓ Right: %s.\n", n.AnswerText())
+	default:
+		fmt.Fprintf(w, "✗ Not quite: the answer is %s.\n", n.AnswerText())
+	}
+	fmt.Fprintln(w, "Step by step:")
+	for i, s := range n.Steps {
+		fmt.Fprintf(w, "  %d. %s\n", i+1, s)
+	}
+	score := "wrong"
+	if ok {
+		score = "right"
+	}
+	return log.record(root, kind, score)
+}
+
+func bugDrillRun(ctx context.Context, e *env, o *interviewOpts, in *bufio.Reader, log *drillLog, root string, b bugDrill) error {
+	w := e.stdout
+	concept := b.lab.Concept(b.m.Concept)
+	fmt.Fprintf(w, "Find the bug: lab %02d %s (%s)\n\n", b.lab.Number, b.lab.Title, b.id)
+	fmt.Fprintf(w, "This is the lab's solution with one realistic bug in it, somewhere in the code below. The suite catches it under \"%s\".\n\n", concept.Title)
+	fmt.Fprintln(w, patchedCode(b.m.Diff))
+	if !o.reveal {
+		fmt.Fprintln(w, "Name the failure window: when exactly does it go wrong, and what has each party seen at that moment? An empty line ends your answer.")
+		readAnswer(in)
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "── Model answer ──\nThe bug: %s\nThe misconception: %s\n\nThe change that introduced it:\n%s\n", oneParagraph(b.m.Summary), concept.Misconception, strings.TrimRight(b.m.Diff, "\n"))
+	fmt.Fprintln(w, "\nThe timeline that exposes it (running the suite on this code)...")
+	timeline, caseName, err := mistakeTimeline(ctx, e, o, root, b)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "(could not run the suite: %v)\n", err)
+	case len(timeline) == 0:
+		fmt.Fprintln(w, "(the failing case printed no timeline)")
+	default:
+		fmt.Fprintf(w, "case %s:\n", caseName)
+		for _, l := range timeline {
+			fmt.Fprintln(w, "    "+l)
+		}
+	}
+	if o.reveal {
+		return log.record(root, b.id, "revealed")
+	}
+	score := "missed"
+	if confirm(in, w, "\nDid your answer name that window?") {
+		score = "named"
+	}
+	fmt.Fprintln(w)
+	return log.record(root, b.id, score)
+}
+
+// mistakeTimeline runs the lab's suite on the mistake and returns the
+// timeline of the first failing case of its concept.
+func mistakeTimeline(ctx context.Context, e *env, o *interviewOpts, root string, b bugDrill) ([]string, string, error) {
+	race, err := e.raceMode(o.race)
+	if err != nil {
+		return nil, "", err
+	}
+	sol := filepath.Join(root, "solutions", b.lab.Dir)
+	dir, err := b.m.Write(sol)
+	if err != nil {
+		return nil, "", err
+	}
+	rep, err := grader.RunGoTest(ctx, grader.Options{Root: root, Lab: b.lab.Lab, Base: sol, Impl: dir, Target: "mistake " + b.m.Name, Race: race, Timeout: 2 * time.Minute})
+	if err != nil {
+		return nil, "", err
+	}
+	failed := rep.Failed()
+	sort.SliceStable(failed, func(i, j int) bool {
+		return failed[i].Concept == b.m.Concept && failed[j].Concept != b.m.Concept
+	})
+	for _, c := range failed {
+		if len(c.Timeline) > 0 {
+			return c.Timeline, c.Name, nil
+		}
+	}
+	if len(failed) > 0 {
+		return nil, failed[0].Name, nil
+	}
+	return nil, "", nil
+}
+
+// patchedCode shows the code a patch produces around its changes, without
+// marking which lines changed: the context and added lines of each hunk.
+func patchedCode(diff string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+++ "):
+			fmt.Fprintf(&b, "── %s ──\n", strings.TrimPrefix(strings.TrimPrefix(l, "+++ "), "b/"))
+		case strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "diff ") || strings.HasPrefix(l, "index "):
+		case strings.HasPrefix(l, "@@"):
+			b.WriteString("    ...\n")
+		case strings.HasPrefix(l, "+"):
+			b.WriteString("    " + l[1:] + "\n")
+		case strings.HasPrefix(l, " "):
+			b.WriteString("    " + l[1:] + "\n")
+		}
+	}
+	return b.String()
+}
+
+// oneParagraph joins a Markdown paragraph's lines.
+func oneParagraph(s string) string { return strings.Join(strings.Fields(s), " ") }

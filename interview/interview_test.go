@@ -1,0 +1,92 @@
+package interview
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEveryScenarioHasTheCoursesAnswer: each drill shows the one model
+// answer docs/interview.md gives, so every scenario's section must be
+// there with a prompt, a strong and a weak answer.
+func TestEveryScenarioHasTheCoursesAnswer(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "docs", "interview.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := ParseAnswers(string(src))
+	for _, s := range Scenarios {
+		a, err := AnswerFor(answers, s)
+		if err != nil {
+			t.Errorf("AnswerFor(%s) = %v", s.ID, err)
+			continue
+		}
+		if a.WhyWeak == "" || len(s.Points) < 3 {
+			t.Errorf("scenario %s: why-weak %q, %d points; want both", s.ID, a.WhyWeak, len(s.Points))
+		}
+	}
+}
+
+func TestParseAnswers(t *testing.T) {
+	md := "# T\n\n## Q one\n\n*Prompt:* \"Why?\"\n\n*Lab:* x\n\n**Strong answer.** \"Because A.\n\nAnd B.\"\n\n**Weak answer.** \"No.\"\n\n*Why it is weak:* it says nothing.\n\n| table | after |\n\n## Q two\n\nno prompt here\n"
+	got := ParseAnswers(md)
+	a, ok := got["Q one"]
+	if !ok || len(got) != 1 {
+		t.Fatalf("ParseAnswers = %v, want one section", got)
+	}
+	if a.Prompt != `"Why?"` || a.Strong != "\"Because A.\n\nAnd B.\"" || a.Weak != `"No."` || a.WhyWeak != "it says nothing." {
+		t.Errorf("ParseAnswers(Q one) = %+v", a)
+	}
+}
+
+func TestNumericDrills(t *testing.T) {
+	for _, kind := range Kinds {
+		a, err := NewNumeric(kind, 42)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := NewNumeric(kind, 42)
+		if a.Prompt != b.Prompt || a.Answer != b.Answer {
+			t.Errorf("NewNumeric(%s, 42) differs between calls", kind)
+		}
+		if len(a.Steps) < 2 {
+			t.Errorf("NewNumeric(%s): %d steps, want a worked solution", kind, len(a.Steps))
+		}
+		if ok, err := a.Check(a.AnswerText()); !ok || err != nil {
+			t.Errorf("%s: Check(%q) = %v, %v, want the answer accepted", kind, a.AnswerText(), ok, err)
+		}
+	}
+}
+
+func TestNumericCheckTolerance(t *testing.T) {
+	n := Numeric{Answer: 600, Unit: "seconds"}
+	tests := []struct {
+		typed string
+		ok    bool
+	}{
+		{"600", true}, {"600 s", true}, {"603", true}, {"610", false}, {"120", false}, {"never", false},
+	}
+	for _, tt := range tests {
+		if ok, _ := n.Check(tt.typed); ok != tt.ok {
+			t.Errorf("Check(%q) = %v, want %v", tt.typed, ok, tt.ok)
+		}
+	}
+	if _, err := n.Check("ten minutes"); err == nil {
+		t.Errorf("Check(ten minutes) = nil error, want not a number")
+	}
+	never := Numeric{Answer: math.Inf(1)}
+	if ok, _ := never.Check("never"); !ok {
+		t.Errorf("Check(never) on a backlog that never drains = false")
+	}
+}
+
+func TestRecoveryTimeExplainsTheDrain(t *testing.T) {
+	for seed := uint64(0); seed < 50; seed++ {
+		n, _ := NewNumeric("recovery-time", seed)
+		if !math.IsInf(n.Answer, 1) && !strings.Contains(strings.Join(n.Steps, "\n"), "that ignores the work that keeps arriving") {
+			t.Errorf("seed %d: steps do not warn against backlog / capacity", seed)
+		}
+	}
+}
