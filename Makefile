@@ -10,7 +10,7 @@ COUNT   ?= 50
 PKGS = $(shell $(GO) list ./... | grep -v -e '/labs/')
 SOLUTIONS = $(sort $(wildcard solutions/[0-9]*))
 
-.PHONY: test vet unit verify check stress bench docs help
+.PHONY: test vet unit verify check stress bench docs e2e help
 
 help:
 	@echo "make test    unit tests of every package, then labctl verify (what CI runs)"
@@ -18,6 +18,7 @@ help:
 	@echo "make stress  each solution's suite COUNT=$(COUNT) times with -race"
 	@echo "make bench   speed figures (suite time, labctl overhead, Redis throughput)"
 	@echo "make docs    render docs/ to HTML in .labkit/docs"
+	@echo "make e2e     the docs site in headless Chromium (installs Debian's chromium when missing)"
 
 test: vet unit verify
 
@@ -44,3 +45,6 @@ bench:
 
 docs:
 	$(GO) run ./cmd/labctl docs
+
+e2e:
+	bash .ci/e2e.sh

@@ -254,6 +254,9 @@ func CheckLinks(dir string) (LinkStats, error) {
 		st.Pages++
 		for _, m := range hrefRE.FindAllStringSubmatch(bodies[f], -1) {
 			link := unescape(m[1])
+			if strings.HasPrefix(link, "data:") {
+				continue // inline, nothing to resolve
+			}
 			if strings.HasPrefix(link, "http://") || strings.HasPrefix(link, "https://") || strings.HasPrefix(link, "mailto:") {
 				st.External++
 				continue

@@ -37,6 +37,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>{{.Title}} · The fourth outcome</title>
 <style>` + style + `</style>
 </head>
@@ -59,6 +60,7 @@ var contentsTemplate = template.Must(template.New("contents").Parse(`<!doctype h
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>Contents · The fourth outcome</title>
 <style>` + style + `</style>
 </head>
