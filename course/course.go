@@ -58,11 +58,15 @@ type flags uint8
 const (
 	usesRedis flags = 1 << iota
 	needsRace
+	// schedulesSync: the suite schedules the implementation's mutex
+	// operations (suites/syncpoint), so the grader instruments its "sync"
+	// import.
+	schedulesSync
 )
 
 // labs is the registry: one line per lab, in course order.
 var labs = []Lab{
-	built(claimsuite.Lab, needsRace),
+	built(claimsuite.Lab, needsRace|schedulesSync),
 	built(redissuite.Lab, usesRedis|needsRace),
 	built(ambiguoussuite.Lab, 0),
 	built(retrysuite.Lab, needsRace),
@@ -85,11 +89,12 @@ func built(r rubric.Lab, f flags) Lab {
 	}
 	return Lab{
 		Lab: grader.Lab{
-			Lab:      r,
-			Dir:      dir,
-			TestFile: r.Slug + "_test.go",
-			Shim:     string(shim),
-			Fixtures: "suites/" + r.Slug + "suite/testdata",
+			Lab:            r,
+			Dir:            dir,
+			TestFile:       r.Slug + "_test.go",
+			Shim:           string(shim),
+			Fixtures:       "suites/" + r.Slug + "suite/testdata",
+			InstrumentSync: f&schedulesSync != 0,
 		},
 		Redis: f&usesRedis != 0,
 		Race:  f&needsRace != 0,

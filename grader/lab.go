@@ -15,4 +15,7 @@ type Lab struct {
 	// independent test programs: testdata/wrong/<name>/ must each be
 	// caught, testdata/correct/<name>/ must each pass ("suites/claimsuite").
 	Fixtures string
+	// InstrumentSync grades the implementation with its "sync" import
+	// pointed at SyncPointPackage, whose mutexes the suite can schedule.
+	InstrumentSync bool
 }

@@ -198,6 +198,11 @@ func buildOverlay(labDir string, opts Options) ([]byte, error) {
 			}
 		}
 		for name, src := range files {
+			if opts.Lab.InstrumentSync {
+				if src, err = instrumentedCopy(src, os.ReadFile); err != nil {
+					return nil, err
+				}
+			}
 			replace[filepath.Join(labDir, name)] = src
 		}
 	}

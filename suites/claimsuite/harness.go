@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fourth-outcome/labkit/suites"
+	"github.com/fourth-outcome/labkit/suites/syncpoint"
 )
 
 // target is what every case is handed: a new, empty store and the lab's
@@ -121,6 +122,27 @@ func (s target) raceRound(key string) (int64, []string) {
 	release.Store(true)
 	wg.Wait()
 	return c.n.Load(), lines
+}
+
+// controlledRound runs raceWorkers callers of Do(key) under a schedule
+// drawn from seed (suites/syncpoint): when the store's mutexes are the
+// grader's instrumented ones, only one caller runs at a time and the suite
+// picks who runs at every Lock and Unlock. It returns how many times the
+// work ran, one line per caller, and what the schedule did.
+func (s target) controlledRound(seed int64, key string) (int64, []string, syncpoint.Result) {
+	var c counter
+	lines := make([]string, raceWorkers)
+	names := make([]string, raceWorkers)
+	fs := make([]func(), raceWorkers)
+	for i := range raceWorkers {
+		names[i] = fmt.Sprintf("worker %d", i)
+		fs[i] = func() {
+			v, err := s.Do(context.Background(), key, c.work(nil, "", nil, "ok", nil))
+			lines[i] = fmt.Sprintf("worker %d Do(%q) %s", i, key, s.describe(v, err))
+		}
+	}
+	res := syncpoint.Race(seed, names, fs...)
+	return c.n.Load(), lines, res
 }
 
 // checkThenInsert is the calibration store of checkSimultaneousClaims: a

@@ -1,0 +1,134 @@
+package syncpoint
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+)
+
+// store is a claim store whose claim is split in two lock sections when
+// split is set: the lookup-then-insert race.
+type store struct {
+	mu    Mutex
+	m     map[string]bool
+	split bool
+}
+
+func (s *store) claim(key string) bool {
+	if s.split {
+		s.mu.Lock()
+		_, taken := s.m[key]
+		s.mu.Unlock()
+		if taken {
+			return false
+		}
+		s.mu.Lock()
+		s.m[key] = true
+		s.mu.Unlock()
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[key] {
+		return false
+	}
+	s.m[key] = true
+	return true
+}
+
+func race(seed int64, split bool) (int64, Result) {
+	s := &store{m: map[string]bool{}, split: split}
+	var wins atomic.Int64
+	var fs []func()
+	var names []string
+	for i := range 8 {
+		names = append(names, fmt.Sprintf("worker %d", i))
+		fs = append(fs, func() {
+			if s.claim("k") {
+				wins.Add(1)
+			}
+		})
+	}
+	res := Race(seed, names, fs...)
+	return wins.Load(), res
+}
+
+func TestRaceExposesASplitClaimOnEverySeedAndNeverAnAtomicOne(t *testing.T) {
+	caught := 0
+	for seed := int64(1); seed <= 20; seed++ {
+		n, res := race(seed, true)
+		if !res.Controlled || res.Switches == 0 {
+			t.Fatalf("Race(seed %d) = controlled %v, %d switches; want a controlled race that switched", seed, res.Controlled, res.Switches)
+		}
+		if n > 1 {
+			caught++
+		}
+		again, _ := race(seed, true)
+		if again != n {
+			t.Errorf("Race(seed %d) gave %d winners, then %d: the same seed must give the same schedule", seed, n, again)
+		}
+		if n, res := race(seed, false); n != 1 || !res.Controlled {
+			t.Errorf("Race(seed %d) on an atomic claim = %d winners (controlled %v), want exactly 1", seed, n, res.Controlled)
+		}
+	}
+	if caught < 15 {
+		t.Errorf("a split claim double-claimed in %d of 20 seeds, want nearly all", caught)
+	}
+}
+
+func TestRaceLetsGoOfCodeThatBlocksOnAChannel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ch := make(chan struct{})
+		var mu Mutex
+		res := Race(1, []string{"sender", "receiver"},
+			func() {
+				mu.Lock()
+				mu.Unlock()
+				ch <- struct{}{}
+			},
+			func() {
+				mu.Lock()
+				mu.Unlock()
+				<-ch
+			})
+		if res.Controlled {
+			t.Errorf("Race with participants that meet on a channel: Controlled = true, want false (it cannot be scheduled)")
+		}
+	})
+}
+
+func TestOutsideARaceMutexIsAMutex(t *testing.T) {
+	var mu Mutex
+	var rw RWMutex
+	n := 0
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			for range 1000 {
+				mu.Lock()
+				n++
+				mu.Unlock()
+				rw.RLock()
+				rw.RUnlock()
+			}
+			done <- true
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	if n != 4000 || !Used() {
+		t.Errorf("n = %d, Used() = %v; want 4000, true", n, Used())
+	}
+	if !mu.TryLock() || mu.TryLock() {
+		t.Error("TryLock on a free mutex failed, or on a held one succeeded")
+	}
+	mu.Unlock()
+	l := rw.RLocker()
+	l.Lock()
+	if rw.TryLock() {
+		t.Error("RWMutex.TryLock succeeded while read-locked")
+	}
+	l.Unlock()
+}
