@@ -1,10 +1,12 @@
 // Package gradebook writes what grading a class produces: for each student,
 // feedback.md, feedback.html, report.json and Gradescope's results.json; for
-// the class, gradebook.csv and summary.md. It only writes; the grader runs
-// the suites.
+// the class, gradebook.csv, summary.md and summary.html. It only writes; the
+// grader runs the suites. Everything but report.json and results.json's
+// execution_time is deterministic: the same reports give the same bytes.
 package gradebook
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -12,18 +14,25 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/render"
 )
 
-// Result is one student's submission after grading: the report, or the
-// reason it could not be graded.
+// Result is one lab of one student's submission after grading: the
+// report, or the reason it could not be graded.
 type Result struct {
 	Student string
-	Report  *grader.Report // nil when Err is set
+	Lab     grader.Lab
+	Report  *grader.Report // nil when Err is set or the lab is Missing
 	Err     error          // why the submission could not be graded
+	// Missing is set when the submission has no files for this lab: it
+	// scores 0 and counts as graded.
+	Missing bool
 }
 
 // Verdict is the result in a few words: "87/100", "0/100 (does not
@@ -32,6 +41,8 @@ func (r Result) Verdict() string {
 	switch {
 	case r.Err != nil:
 		return "not graded: " + r.Err.Error()
+	case r.Missing:
+		return fmt.Sprintf("0/%d (no files for this lab)", r.Lab.TotalPoints())
 	case r.Report.Build != nil:
 		return fmt.Sprintf("%d/%d (does not compile)", r.Report.Score, r.Report.Total)
 	case len(r.Report.Problems) > 0:
@@ -40,6 +51,64 @@ func (r Result) Verdict() string {
 	default:
 		return fmt.Sprintf("%d/%d", r.Report.Score, r.Report.Total)
 	}
+}
+
+// Graded reports whether the result has a score.
+func (r Result) Graded() bool { return r.Err == nil }
+
+// Score is the lab's score, 0 when not graded or missing.
+func (r Result) Score() int {
+	if r.Report == nil {
+		return 0
+	}
+	return r.Report.Score
+}
+
+// Student is one entry of the class folder: its labs, or why none could be
+// graded.
+type Student struct {
+	Name  string
+	Labs  []Result // in the order of Options.Labs
+	Notes []string // from intake: symlinks left out, test files ignored
+	Err   error    // the submission could not be read at all
+}
+
+// Graded reports whether every lab of the student got a score.
+func (s Student) Graded() bool {
+	if s.Err != nil {
+		return false
+	}
+	for _, r := range s.Labs {
+		if !r.Graded() {
+			return false
+		}
+	}
+	return true
+}
+
+// Options are the class-wide settings of the outputs.
+type Options struct {
+	Labs []grader.Lab // the labs graded, in course order
+	// Weights multiplies each lab's score in the total, by lab number;
+	// a lab not in the map weighs 1.
+	Weights map[int]float64
+	// DocsBase is where feedback links the course's pages: the rendered
+	// site ("../docs/" when shipped beside the feedback) or the URL it is
+	// hosted at. Empty leaves links as kit paths.
+	DocsBase string
+	// Kit is the kit commit, printed in every feedback so a student can
+	// reproduce the grade.
+	Kit string
+	// Scrub lists absolute paths (the kit checkout, the scratch space)
+	// that must never reach a student; they are cut from every output.
+	Scrub []string
+}
+
+func (o Options) weight(lab int) float64 {
+	if w, ok := o.Weights[lab]; ok {
+		return w
+	}
+	return 1
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._@-]+`)
@@ -57,32 +126,123 @@ func Dir(student string) string {
 	return fmt.Sprintf("%s-%08x", clean, h.Sum32())
 }
 
+var (
+	tookRE      = regexp.MustCompile(` · took [0-9.]+s_`)
+	goroutineRE = regexp.MustCompile(`goroutine \d+`)
+	addrRE      = regexp.MustCompile(`\+?0x[0-9a-f]{4,}`)
+	stampRE     = regexp.MustCompile(`\d{4}[/-]\d\d[/-]\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?`)
+	durationRE  = regexp.MustCompile(`\(\d+\.\d+s\)`)
+)
+
+// scrub makes text fit for a student and stable from run to run: no
+// machine paths, durations, timestamps, goroutine numbers or addresses.
+func (o Options) scrub(s string) string {
+	for _, p := range o.Scrub {
+		if p != "" && p != "/" {
+			s = strings.ReplaceAll(s, p+string(filepath.Separator), "")
+			s = strings.ReplaceAll(s, p, ".")
+		}
+	}
+	kit := ""
+	if o.Kit != "" {
+		kit = " · kit " + o.Kit
+	}
+	s = tookRE.ReplaceAllString(s, kit+"_")
+	s = goroutineRE.ReplaceAllString(s, "goroutine N")
+	s = addrRE.ReplaceAllString(s, "0x…")
+	s = stampRE.ReplaceAllString(s, "(time)")
+	s = durationRE.ReplaceAllString(s, "")
+	return s
+}
+
+// LabMarkdown is one lab's feedback for the student, scrubbed.
+func LabMarkdown(r Result, o Options) string {
+	switch {
+	case r.Err != nil:
+		return fmt.Sprintf("# Lab %02d · %s: not graded\n\nThe submission could not be graded: %s\n", r.Lab.Number, r.Lab.Title, o.scrub(r.Err.Error()))
+	case r.Missing:
+		return fmt.Sprintf("# Lab %02d · %s: 0/%d\n\nThe submission has no files for this lab (looked for `labs/%s/`, `%s/` and `.go` files of package `%s`).\n", r.Lab.Number, r.Lab.Title, r.Lab.TotalPoints(), r.Lab.Dir, r.Lab.Dir, r.Lab.Slug)
+	}
+	return o.scrub(grader.Markdown(r.Report, r.Lab, grader.MarkdownOptions{Instructor: true, SiteBase: o.DocsBase}))
+}
+
+// StudentMarkdown is the student's whole feedback: notes from intake, then
+// each lab's.
+func StudentMarkdown(s Student, o Options) string {
+	var b strings.Builder
+	if s.Err != nil {
+		fmt.Fprintf(&b, "# Feedback for %s: not graded\n\nThe submission could not be read: %s\n", s.Name, o.scrub(s.Err.Error()))
+	}
+	if len(s.Notes) > 0 {
+		b.WriteString("Notes on the submission:\n\n")
+		for _, n := range s.Notes {
+			fmt.Fprintf(&b, "- %s\n", o.scrub(n))
+		}
+		b.WriteString("\n")
+	}
+	for i, r := range s.Labs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(LabMarkdown(r, o))
+	}
+	return b.String()
+}
+
+// StudentReport is report.json: every lab's full report, with timings.
+type StudentReport struct {
+	Student string           `json:"student"`
+	Folder  string           `json:"folder"`
+	Kit     string           `json:"kit"`
+	Notes   []string         `json:"notes,omitempty"`
+	Error   string           `json:"error,omitempty"`
+	Labs    []StudentLabJSON `json:"labs"`
+}
+
+// StudentLabJSON is one lab in StudentReport.
+type StudentLabJSON struct {
+	Lab     int            `json:"lab"`
+	Dir     string         `json:"dir"`
+	Status  string         `json:"status"`
+	Report  *grader.Report `json:"report,omitempty"`
+	Missing bool           `json:"missing,omitempty"`
+	Error   string         `json:"error,omitempty"`
+}
+
 // WriteStudent writes the student's feedback.md, feedback.html,
-// results.json and (when graded) report.json into out/Dir(student).
-func WriteStudent(out string, lab grader.Lab, r Result) error {
-	dir := filepath.Join(out, Dir(r.Student))
+// report.json and results.json into out/Dir(student).
+func WriteStudent(out string, s Student, o Options) error {
+	dir := filepath.Join(out, Dir(s.Name))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	var md string
-	if r.Err != nil {
-		md = fmt.Sprintf("# Lab %02d · %s: not graded\n\nThe submission could not be graded: %s\n", lab.Number, lab.Title, r.Err)
-	} else {
-		md = grader.Markdown(r.Report, lab, grader.MarkdownOptions{Instructor: true})
-	}
-	page, err := render.Page(fmt.Sprintf("Lab %02d feedback: %s", lab.Number, r.Student), md)
+	md := StudentMarkdown(s, o)
+	page, err := render.Page("Feedback: "+s.Name, md)
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{"feedback.md": []byte(md), "feedback.html": page}
-	if r.Report != nil {
-		rj, _ := json.MarshalIndent(r.Report, "", "  ")
-		files["report.json"] = rj
+	rep := StudentReport{Student: s.Name, Folder: Dir(s.Name), Kit: o.Kit, Notes: s.Notes, Labs: []StudentLabJSON{}}
+	if s.Err != nil {
+		rep.Error = o.scrub(s.Err.Error())
 	}
-	gs, _ := json.MarshalIndent(Gradescope(lab, r, md), "", "  ")
-	files["results.json"] = gs
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+	for _, r := range s.Labs {
+		l := StudentLabJSON{Lab: r.Lab.Number, Dir: r.Lab.Dir, Status: o.scrub(r.Verdict()), Report: r.Report, Missing: r.Missing}
+		if r.Err != nil {
+			l.Error = o.scrub(r.Err.Error())
+		}
+		rep.Labs = append(rep.Labs, l)
+	}
+	rj, _ := json.MarshalIndent(rep, "", "  ")
+	gs, _ := json.MarshalIndent(Gradescope(s, o, md), "", "  ")
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{"feedback.md", []byte(md)}, {"feedback.html", page},
+		{"report.json", []byte(o.scrub(string(rj)))}, {"results.json", []byte(o.scrub(string(gs)))},
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.name), append(f.data, '\n'), 0o644); err != nil {
 			return err
 		}
 	}
@@ -91,91 +251,281 @@ func WriteStudent(out string, lab grader.Lab, r Result) error {
 
 // GradescopeResults is Gradescope's autograder results.json format.
 type GradescopeResults struct {
-	Score  int              `json:"score"`
-	Output string           `json:"output"`
-	Tests  []GradescopeTest `json:"tests"`
+	Score            float64          `json:"score"`
+	ExecutionTime    int              `json:"execution_time"` // seconds
+	Output           string           `json:"output"`
+	OutputFormat     string           `json:"output_format"`
+	TestOutputFormat string           `json:"test_output_format"`
+	Visibility       string           `json:"visibility"`
+	Tests            []GradescopeTest `json:"tests"`
 }
 
 // GradescopeTest is one case in GradescopeResults.
 type GradescopeTest struct {
-	Name     string `json:"name"`
-	Score    int    `json:"score"`
-	MaxScore int    `json:"max_score"`
-	Status   string `json:"status"`
-	Output   string `json:"output,omitempty"`
+	Name       string  `json:"name"`
+	Score      float64 `json:"score"`
+	MaxScore   float64 `json:"max_score"`
+	Status     string  `json:"status"`
+	Output     string  `json:"output,omitempty"`
+	Visibility string  `json:"visibility"`
 }
 
-// Gradescope converts a result to Gradescope's format, with md (the
-// feedback) as the overall output.
-func Gradescope(lab grader.Lab, r Result, md string) GradescopeResults {
-	g := GradescopeResults{Output: md}
-	if r.Report == nil {
-		for _, c := range lab.Cases {
-			g.Tests = append(g.Tests, GradescopeTest{Name: c.Name, MaxScore: c.Points, Status: "failed", Output: "not graded: " + r.Err.Error()})
+// Gradescope converts a student's results to Gradescope's format, with md
+// (the feedback) as the overall output. Each case's points are multiplied
+// by its lab's weight; the execution time is the sum of the runs'.
+func Gradescope(s Student, o Options, md string) GradescopeResults {
+	g := GradescopeResults{Output: md, OutputFormat: "md", TestOutputFormat: "md", Visibility: "visible", Tests: []GradescopeTest{}}
+	var took time.Duration
+	multi := len(s.Labs) > 1
+	for _, r := range s.Labs {
+		w := o.weight(r.Lab.Number)
+		name := func(c string) string {
+			if multi {
+				return fmt.Sprintf("lab %02d · %s", r.Lab.Number, c)
+			}
+			return c
 		}
-		return g
-	}
-	g.Score = r.Report.Score
-	for _, c := range r.Report.Cases {
-		t := GradescopeTest{Name: c.Name, Score: c.Earned, MaxScore: c.Points, Status: "passed"}
-		if c.Status != grader.StatusPass {
-			t.Status = "failed"
-			t.Output = fmt.Sprintf("%s: %s\n%s", c.Status, c.Explanation, strings.Join(c.Output, "\n"))
+		if r.Report == nil {
+			why := "no files for this lab"
+			if r.Err != nil {
+				why = "not graded: " + o.scrub(r.Err.Error())
+			}
+			for _, c := range r.Lab.Cases {
+				g.Tests = append(g.Tests, GradescopeTest{Name: name(c.Name), MaxScore: float64(c.Points) * w, Status: "failed", Output: why, Visibility: "visible"})
+			}
+			continue
 		}
-		g.Tests = append(g.Tests, t)
+		took += r.Report.Duration
+		for _, c := range r.Report.Cases {
+			t := GradescopeTest{Name: name(c.Name), Score: float64(c.Earned) * w, MaxScore: float64(c.Points) * w, Status: "passed", Visibility: "visible"}
+			if c.Status != grader.StatusPass {
+				t.Status = "failed"
+				t.Output = o.scrub(fmt.Sprintf("%s: %s\n%s", c.Status, c.Explanation, strings.Join(c.Output, "\n")))
+			}
+			g.Score += t.Score
+			g.Tests = append(g.Tests, t)
+		}
 	}
+	g.ExecutionTime = int(took.Round(time.Second) / time.Second)
 	return g
 }
 
-// WriteClass writes out/gradebook.csv (a row per student: score, total,
-// passed, verdict, and each case's status) and out/summary.md (scores, and
-// the cases most often failed with their concepts).
-func WriteClass(out string, lab grader.Lab, results []Result) error {
-	f, err := os.Create(filepath.Join(out, "gradebook.csv"))
-	if err != nil {
-		return err
+// Total is the student's weighted total and the weighted maximum.
+func Total(s Student, o Options) (score, max float64) {
+	for _, r := range s.Labs {
+		w := o.weight(r.Lab.Number)
+		score += float64(r.Score()) * w
+		max += float64(r.Lab.TotalPoints()) * w
 	}
-	w := csv.NewWriter(f)
-	header := []string{"student", "score", "total", "passed", "status"}
-	for _, c := range lab.Cases {
-		header = append(header, c.Name)
+	return score, max
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// status is a student's one-word standing for the gradebook.
+func status(s Student) string {
+	switch {
+	case s.Err != nil:
+		return "not graded: " + s.Err.Error()
+	case s.Graded():
+		return "graded"
+	}
+	var why []string
+	for _, r := range s.Labs {
+		if !r.Graded() {
+			why = append(why, fmt.Sprintf("lab %02d %s", r.Lab.Number, r.Verdict()))
+		}
+	}
+	return "partly graded: " + strings.Join(why, "; ")
+}
+
+// WriteClass writes out/gradebook.csv (a row per student: name, output
+// folder, status, a column per lab, the weighted total, then every case's
+// status), out/summary.md and out/summary.html.
+func WriteClass(out string, students []Student, o Options) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	header := []string{"student", "folder", "status"}
+	for _, l := range o.Labs {
+		header = append(header, fmt.Sprintf("lab %02d", l.Number))
+	}
+	header = append(header, "total", "max")
+	for _, l := range o.Labs {
+		for _, c := range l.Cases {
+			header = append(header, fmt.Sprintf("%02d %s", l.Number, c.Name))
+		}
 	}
 	w.Write(header)
-	var summary strings.Builder
-	fmt.Fprintf(&summary, "# Lab %02d · %s: class summary\n\n| student | score | status |\n| --- | --- | --- |\n", lab.Number, lab.Title)
-	failing := map[string]int{}
-	for _, r := range results {
-		row := []string{r.Student}
-		if r.Report == nil {
-			row = append(row, "0", fmt.Sprint(lab.TotalPoints()), "false", r.Verdict())
-			for range lab.Cases {
-				row = append(row, "")
+	for _, s := range students {
+		row := []string{s.Name, Dir(s.Name), o.scrub(status(s))}
+		for i := range o.Labs {
+			cell := ""
+			if i < len(s.Labs) && s.Labs[i].Graded() {
+				cell = strconv.Itoa(s.Labs[i].Score())
 			}
-		} else {
-			row = append(row, fmt.Sprint(r.Report.Score), fmt.Sprint(r.Report.Total), fmt.Sprint(r.Report.Passed), r.Verdict())
-			for _, c := range r.Report.Cases {
-				row = append(row, string(c.Status))
-				if c.Status != grader.StatusPass {
-					failing[c.Name]++
+			row = append(row, cell)
+		}
+		total, max := Total(s, o)
+		row = append(row, num(total), num(max))
+		for i, l := range o.Labs {
+			for j := range l.Cases {
+				cell := ""
+				if i < len(s.Labs) && s.Labs[i].Report != nil && j < len(s.Labs[i].Report.Cases) {
+					cell = string(s.Labs[i].Report.Cases[j].Status)
+				} else if i < len(s.Labs) && s.Labs[i].Missing {
+					cell = "missing"
 				}
+				row = append(row, cell)
 			}
 		}
 		w.Write(row)
-		fmt.Fprintf(&summary, "| %s | %s | %s |\n", r.Student, strings.SplitN(r.Verdict(), " ", 2)[0], r.Verdict())
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		f.Close()
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if err := os.WriteFile(filepath.Join(out, "gradebook.csv"), buf.Bytes(), 0o644); err != nil {
 		return err
 	}
-	summary.WriteString("\n## Cases most often failed\n\n")
-	for _, c := range lab.Cases {
-		if n := failing[c.Name]; n > 0 {
-			fmt.Fprintf(&summary, "- `%s`: %d of %d submissions (%s)\n", c.Name, n, len(results), lab.Concept(c.Concept).Title)
+	md := SummaryMarkdown(students, o)
+	if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	page, err := render.Page("Class summary", md)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "summary.html"), page, 0o644)
+}
+
+// caseTally counts how a case ended across the class.
+type caseTally struct {
+	name, concept              string
+	order                      int
+	fail, crash, timeout, race int
+	notRun                     int
+}
+
+func (t caseTally) missed() int { return t.fail + t.crash + t.timeout + t.race + t.notRun }
+
+// SummaryMarkdown is summary.md: every student's scores, then for each lab
+// its cases by the share of the class that did not pass them, plain
+// failures counted apart from crashes, timeouts, races and cases that never
+// ran, with the concept to re-teach.
+func SummaryMarkdown(students []Student, o Options) string {
+	var b strings.Builder
+	b.WriteString("# Class summary\n\n")
+	graded := 0
+	for _, s := range students {
+		if s.Graded() {
+			graded++
 		}
 	}
-	return os.WriteFile(filepath.Join(out, "summary.md"), []byte(summary.String()), 0o644)
+	fmt.Fprintf(&b, "%d submissions, %d fully graded", len(students), graded)
+	if o.Kit != "" {
+		fmt.Fprintf(&b, " · kit %s", o.Kit)
+	}
+	b.WriteString("\n\n| student | ")
+	for _, l := range o.Labs {
+		fmt.Fprintf(&b, "lab %02d | ", l.Number)
+	}
+	b.WriteString("total | notes |\n| --- |")
+	for range o.Labs {
+		b.WriteString(" ---: |")
+	}
+	b.WriteString(" ---: | --- |\n")
+	for _, s := range students {
+		fmt.Fprintf(&b, "| %s | ", mdCell(s.Name))
+		var notes []string
+		if s.Err != nil {
+			notes = append(notes, "not graded: "+s.Err.Error())
+		}
+		for i := range o.Labs {
+			if i >= len(s.Labs) {
+				b.WriteString("— | ")
+				continue
+			}
+			r := s.Labs[i]
+			switch {
+			case !r.Graded():
+				b.WriteString("— | ")
+				notes = append(notes, fmt.Sprintf("lab %02d %s", r.Lab.Number, r.Verdict()))
+			case r.Missing:
+				b.WriteString("0 | ")
+				notes = append(notes, fmt.Sprintf("lab %02d: no files", r.Lab.Number))
+			default:
+				fmt.Fprintf(&b, "%d | ", r.Score())
+				if v := r.Verdict(); strings.Contains(v, "(") {
+					notes = append(notes, fmt.Sprintf("lab %02d %s", r.Lab.Number, v))
+				}
+			}
+		}
+		total, max := Total(s, o)
+		fmt.Fprintf(&b, "%s/%s | %s |\n", num(total), num(max), mdCell(o.scrub(strings.Join(notes, "; "))))
+	}
+	for i, l := range o.Labs {
+		tallies := map[string]*caseTally{}
+		for j, c := range l.Cases {
+			tallies[c.Name] = &caseTally{name: c.Name, concept: c.Concept, order: j}
+		}
+		n := 0
+		for _, s := range students {
+			if i >= len(s.Labs) || s.Labs[i].Report == nil {
+				continue
+			}
+			n++
+			for _, c := range s.Labs[i].Report.Cases {
+				t := tallies[c.Name]
+				if t == nil {
+					continue
+				}
+				switch c.Status {
+				case grader.StatusPass, grader.StatusSkip:
+				case grader.StatusFail:
+					t.fail++
+				case grader.StatusPanic, grader.StatusNoFinish:
+					t.crash++
+				case grader.StatusTimeout:
+					t.timeout++
+				case grader.StatusRace:
+					t.race++
+				default:
+					t.notRun++
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\n## Lab %02d · %s\n\n", l.Number, l.Title)
+		if n == 0 {
+			b.WriteString("No submission of this lab ran.\n")
+			continue
+		}
+		list := make([]*caseTally, 0, len(tallies))
+		for _, t := range tallies {
+			list = append(list, t)
+		}
+		sort.Slice(list, func(a, c int) bool {
+			if list[a].missed() != list[c].missed() {
+				return list[a].missed() > list[c].missed()
+			}
+			return list[a].order < list[c].order
+		})
+		fmt.Fprintf(&b, "Cases by the share of the %d submissions that ran this lab and did not pass them.\n\n", n)
+		b.WriteString("| case | did not pass | failed | crashed | timed out | data race | not run | concept to re-teach |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n")
+		for _, t := range list {
+			concept := l.Concept(t.concept)
+			link := concept.Title
+			if concept.Docs != "" && o.DocsBase != "" {
+				// summary.md sits one folder above the students' feedback.
+				base := strings.TrimPrefix(o.DocsBase, "../")
+				link = fmt.Sprintf("[%s](%s)", concept.Title, grader.MarkdownOptions{SiteBase: base}.DocsLink(concept.Docs))
+			}
+			fmt.Fprintf(&b, "| `%s` | %d%% | %d | %d | %d | %d | %d | %s |\n", t.name, t.missed()*100/n, t.fail, t.crash, t.timeout, t.race, t.notRun, link)
+		}
+	}
+	return b.String()
+}
+
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
 }

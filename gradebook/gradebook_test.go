@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -53,15 +54,17 @@ func TestDirNeverCollides(t *testing.T) {
 }
 
 func TestGradescope(t *testing.T) {
-	got := Gradescope(lab, Result{Student: "s", Report: report(grader.StatusFail)}, "feedback")
-	want := GradescopeResults{Score: 40, Output: "feedback", Tests: []GradescopeTest{
-		{Name: "first", Score: 40, MaxScore: 40, Status: "passed"},
-		{Name: "second", Score: 0, MaxScore: 60, Status: "failed", Output: "fail: E2\nwork ran 2 times"},
+	st := Student{Name: "s", Labs: []Result{{Student: "s", Lab: lab, Report: report(grader.StatusFail)}}}
+	st.Labs[0].Report.Duration = 1600 * time.Millisecond
+	got := Gradescope(st, Options{Labs: []grader.Lab{lab}, Weights: map[int]float64{1: 0.5}}, "feedback")
+	want := GradescopeResults{Score: 20, ExecutionTime: 2, Output: "feedback", OutputFormat: "md", TestOutputFormat: "md", Visibility: "visible", Tests: []GradescopeTest{
+		{Name: "first", Score: 20, MaxScore: 20, Status: "passed", Visibility: "visible"},
+		{Name: "second", Score: 0, MaxScore: 30, Status: "failed", Output: "fail: E2\nwork ran 2 times", Visibility: "visible"},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Gradescope(failing report) mismatch (-want +got):\n%s", diff)
 	}
-	ungraded := Gradescope(lab, Result{Student: "s", Err: errors.New("no Go files")}, "x")
+	ungraded := Gradescope(Student{Name: "s", Labs: []Result{{Lab: lab, Err: errors.New("no Go files")}}}, Options{}, "x")
 	if ungraded.Score != 0 || len(ungraded.Tests) != 2 || ungraded.Tests[1].MaxScore != 60 || !strings.Contains(ungraded.Tests[0].Output, "no Go files") {
 		t.Errorf("Gradescope(ungraded) = %+v, want every case failed at 0 with the reason", ungraded)
 	}
@@ -69,56 +72,85 @@ func TestGradescope(t *testing.T) {
 
 func TestWriteStudentAndClass(t *testing.T) {
 	out := t.TempDir()
-	results := []Result{
-		{Student: "ada", Report: report(grader.StatusPass)},
-		{Student: "bob smith", Report: report(grader.StatusTimeout)},
-		{Student: "cy", Err: errors.New("no Go source files found")},
+	secret := "/home/instructor/kit"
+	timeout := report(grader.StatusTimeout)
+	timeout.Cases[1].Output = []string{"goroutine 42 [running]: at " + secret + "/labs/x.go (0.25s)"}
+	crash := report(grader.StatusNoFinish)
+	students := []Student{
+		{Name: "ada", Labs: []Result{{Student: "ada", Lab: lab, Report: report(grader.StatusPass)}}},
+		{Name: "bob smith", Labs: []Result{{Student: "bob smith", Lab: lab, Report: timeout}}},
+		{Name: "cy", Err: errors.New("no Go files for any lab")},
+		{Name: "di", Labs: []Result{{Student: "di", Lab: lab, Report: crash}}},
+		{Name: "ed", Labs: []Result{{Student: "ed", Lab: lab, Missing: true}}},
 	}
-	for _, r := range results {
-		if err := WriteStudent(out, lab, r); err != nil {
-			t.Fatalf("WriteStudent(%s) = %v", r.Student, err)
-		}
-	}
-	if err := WriteClass(out, lab, results); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range results {
-		for _, f := range []string{"feedback.md", "feedback.html", "results.json"} {
-			if _, err := os.Stat(filepath.Join(out, Dir(r.Student), f)); err != nil {
-				t.Errorf("%s: %v", r.Student, err)
+	o := Options{Labs: []grader.Lab{lab}, Kit: "abc123", DocsBase: "../docs/", Scrub: []string{secret}}
+	write := func() map[string]string {
+		for _, s := range students {
+			if err := WriteStudent(out, s, o); err != nil {
+				t.Fatalf("WriteStudent(%s) = %v", s.Name, err)
 			}
 		}
-		_, err := os.Stat(filepath.Join(out, Dir(r.Student), "report.json"))
-		if graded := r.Err == nil; graded != (err == nil) {
-			t.Errorf("%s: report.json present = %v, want %v", r.Student, err == nil, graded)
+		if err := WriteClass(out, students, o); err != nil {
+			t.Fatal(err)
 		}
+		files := map[string]string{}
+		for _, f := range []string{"gradebook.csv", "summary.md", "summary.html", "bob_smith-3ef2b0a1/feedback.md"} {
+			data, _ := os.ReadFile(filepath.Join(out, f))
+			files[f] = string(data)
+		}
+		return files
+	}
+	first := write()
+	for _, s := range students {
+		for _, f := range []string{"feedback.md", "feedback.html", "results.json", "report.json"} {
+			data, err := os.ReadFile(filepath.Join(out, Dir(s.Name), f))
+			if err != nil {
+				t.Errorf("%s: %v", s.Name, err)
+			}
+			if strings.Contains(string(data), secret) {
+				t.Errorf("%s/%s shows the instructor's path %s", s.Name, f, secret)
+			}
+		}
+	}
+	fb, _ := os.ReadFile(filepath.Join(out, Dir("bob smith"), "feedback.md"))
+	if strings.Contains(string(fb), "goroutine 42") || strings.Contains(string(fb), "0.25s") {
+		t.Errorf("feedback.md keeps goroutine numbers or durations:\n%s", fb)
 	}
 	var gs GradescopeResults
 	data, _ := os.ReadFile(filepath.Join(out, "ada", "results.json"))
-	if err := json.Unmarshal(data, &gs); err != nil || gs.Score != 100 {
-		t.Errorf("ada/results.json = %+v, %v; want score 100", gs, err)
+	if err := json.Unmarshal(data, &gs); err != nil || gs.Score != 100 || gs.OutputFormat != "md" {
+		t.Errorf("ada/results.json = %+v, %v; want score 100 in md", gs, err)
 	}
 
-	f, err := os.Open(filepath.Join(out, "gradebook.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	rows, err := csv.NewReader(strings.NewReader(first["gradebook.csv"])).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"student", "score", "total", "passed", "status", "first", "second"},
-		{"ada", "100", "100", "true", "100/100", "pass", "pass"},
-		{"bob smith", "40", "100", "false", "40/100", "pass", "timeout"},
-		{"cy", "0", "100", "false", "not graded: no Go source files found", "", ""},
+		{"student", "folder", "status", "lab 01", "total", "max", "01 first", "01 second"},
+		{"ada", "ada", "graded", "100", "100", "100", "pass", "pass"},
+		{"bob smith", Dir("bob smith"), "graded", "40", "40", "100", "pass", "timeout"},
+		{"cy", "cy", "not graded: no Go files for any lab", "", "0", "0", "", ""},
+		{"di", "di", "graded", "40", "40", "100", "pass", "did not finish"},
+		{"ed", "ed", "graded", "0", "0", "100", "missing", "missing"},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("gradebook.csv mismatch (-want +got):\n%s", diff)
 	}
-	summary, _ := os.ReadFile(filepath.Join(out, "summary.md"))
-	if !strings.Contains(string(summary), "- `second`: 1 of 3 submissions (The concept)") {
-		t.Errorf("summary.md does not list the failed case with its concept:\n%s", summary)
+	summary := first["summary.md"]
+	for _, want := range []string{
+		"| `second` | 66% | 0 | 1 | 1 | 0 | 0 | [The concept](docs/01-demo.html#c) |",
+		"| `first` | 0% |",
+		"| cy | — | 0/0 | not graded",
+	} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, summary)
+		}
+	}
+	if strings.Index(summary, "`second`") > strings.Index(summary, "`first`") {
+		t.Errorf("summary.md lists cases in suite order, want the most failed first:\n%s", summary)
+	}
+	if second := write(); !cmp.Equal(first, second) {
+		t.Errorf("a second write differs: %s", cmp.Diff(first, second))
 	}
 }

@@ -33,6 +33,9 @@ type Kit struct {
 	Commit string
 	// Module is the kit's module path.
 	Module string
+	// Content is a hash of the copy's files and the commit: what a grade
+	// depends on from the kit.
+	Content string
 }
 
 // ErrKit is wrapped by errors about making the scratch copy of the kit.
@@ -99,6 +102,26 @@ func NewKit(root, scratchBase string) (*Kit, error) {
 		os.RemoveAll(scratch)
 		return nil, fmt.Errorf("%w: %v", ErrKit, copyErr)
 	}
+	h := sha256.New()
+	fmt.Fprintf(h, "commit %s\n", k.Commit)
+	err = filepath.WalkDir(k.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(k.Dir, p)
+		fmt.Fprintf(h, "%s %d\n", filepath.ToSlash(rel), len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		os.RemoveAll(scratch)
+		return nil, fmt.Errorf("%w: %v", ErrKit, err)
+	}
+	k.Content = hex.EncodeToString(h.Sum(nil)[:16])
 	return k, nil
 }
 

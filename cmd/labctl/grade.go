@@ -2,86 +2,194 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/intake"
+	"github.com/fourth-outcome/labkit/site"
 	"github.com/fourth-outcome/labkit/workpool"
 )
 
 type gradeOpts struct {
-	out      string
-	race     string
-	timeout  time.Duration
-	parallel int
-	redis    string
+	out     string
+	labs    string
+	race    string
+	timeout time.Duration
+	jobs    int
+	redis   string
+	sandbox string
+	seed    string
+	force   bool
+	docsURL string
+	weights string
 }
 
 var gradeCmd = &command{
 	name:  "grade",
-	usage: "[flags] LAB SUBMISSIONS_DIR",
+	usage: "[flags] [LAB] SUBMISSIONS_DIR",
 	short: "grade a folder of student submissions (instructors)",
 	long: `
-Grade runs the lab's pristine suite over every submission in SUBMISSIONS_DIR,
-one subdirectory per student. A submission is either the lab package's .go
-files directly, or a copy of the kit that holds them in labs/NN-name/. Test
-files in a submission are ignored: the kit's own tests always run.
+Grade runs the pristine suites of the labs (--labs, all by default; or the
+one LAB given before the folder) over every submission in SUBMISSIONS_DIR.
+A submission is a folder, a .zip or a .tar.gz named after the student,
+holding a lab's .go files (in labs/NN-name/, NN-name/, or loose and matched
+by their package name) or a whole copy of the kit. Test files in a
+submission are ignored: the kit's own tests always run.
 
-For each student it writes OUT/<student>/feedback.md, feedback.html,
+Each submission is graded in a scratch copy of the kit without solutions/
+(never in this checkout), its test binary run under bubblewrap when
+--sandbox allows, within memory, CPU, output and time limits.
+
+For each student it writes OUT/<folder>/feedback.md, feedback.html,
 report.json and results.json (Gradescope's format); for the class,
-OUT/gradebook.csv and OUT/summary.md. A submission that does not compile,
-panics, exits, races or hangs gets a clear result; it never stops the batch.
-Exit status is 0 when every submission was graded, whatever the scores.`,
+OUT/gradebook.csv, OUT/summary.md and summary.html, and the course pages in
+OUT/docs/ that the feedback links to (unless --docs-url). A rerun regrades
+only what changed (--force regrades all). Exit status is 0 when every
+submission was graded, whatever the scores; 1 when some could not be.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		o := &gradeOpts{}
 		fs.StringVar(&o.out, "out", "graded", "directory for the feedback and the gradebook")
+		fs.StringVar(&o.labs, "labs", "", "labs to grade: all (default), 3, 1-4, 1,3")
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto, on, off")
-		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per submission")
-		fs.IntVar(&o.parallel, "parallel", 0, "submissions graded at once (0: one per CPU)")
+		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per submission and lab")
+		fs.IntVar(&o.jobs, "jobs", 0, "submissions graded at once (0: one per CPU)")
+		fs.IntVar(&o.jobs, "parallel", 0, "alias of --jobs")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port)")
+		fs.StringVar(&o.sandbox, "sandbox", "auto", "where test binaries run: auto (bwrap when it works), bwrap, off")
+		fs.StringVar(&o.seed, "seed", "", "seed for every suite (default: each case's fixed seed)")
+		fs.BoolVar(&o.force, "force", false, "regrade every submission, even those graded before with the same inputs")
+		fs.StringVar(&o.docsURL, "docs-url", "", "where the course site is hosted; feedback links there instead of OUT/docs/")
+		fs.StringVar(&o.weights, "weights", "", "per-lab weights in the total, e.g. 1=1,2=2 (default 1 each)")
 		return func(ctx context.Context, e *env, args []string) error { return runGrade(ctx, e, o, args) }
 	},
 }
 
+// parseLabs turns --labs into labs of the course: "" or "all", "3",
+// "1-4", "1,3".
+func parseLabs(spec string) ([]course.Lab, error) {
+	if spec == "" || spec == "all" {
+		return course.Built(), nil
+	}
+	seen := map[int]bool{}
+	var out []course.Lab
+	for _, part := range strings.Split(spec, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		names := []string{lo}
+		if isRange {
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := strconv.Atoi(hi)
+			if err1 != nil || err2 != nil || a > b {
+				return nil, usagef("--labs %q: want a list like 1-4 or 1,3", spec)
+			}
+			names = nil
+			for n := a; n <= b; n++ {
+				names = append(names, strconv.Itoa(n))
+			}
+		}
+		for _, n := range names {
+			l, err := course.Find(n)
+			if err != nil {
+				return nil, usagef("--labs: %v", err)
+			}
+			if !seen[l.Number] {
+				seen[l.Number] = true
+				out = append(out, l)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+func parseWeights(spec string) (map[int]float64, error) {
+	w := map[int]float64{}
+	if spec == "" {
+		return w, nil
+	}
+	for _, part := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(part, "=")
+		n, err1 := strconv.Atoi(strings.TrimSpace(k))
+		f, err2 := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if !ok || err1 != nil || err2 != nil || f < 0 {
+			return nil, usagef("--weights %q: want LAB=WEIGHT pairs, e.g. 1=1,2=2", spec)
+		}
+		w[n] = f
+	}
+	return w, nil
+}
+
+// cacheEntry is what a rerun needs to skip a submission-lab: the key of
+// its inputs and the report they gave.
+type cacheEntry struct {
+	Key    string         `json:"key"`
+	Report *grader.Report `json:"report"`
+}
+
 func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
-	if len(args) != 2 {
-		return usagef("grade: want LAB SUBMISSIONS_DIR, e.g. labctl grade 1 ./submissions")
+	var labSpec, class string
+	switch len(args) {
+	case 1:
+		labSpec, class = o.labs, args[0]
+	case 2:
+		if o.labs != "" {
+			return usagef("grade: give either LAB or --labs, not both")
+		}
+		labSpec, class = args[0], args[1]
+	default:
+		return usagef("grade: want [LAB] SUBMISSIONS_DIR, e.g. labctl grade --labs 1-4 ./submissions")
 	}
 	root, err := e.kitRoot()
 	if err != nil {
 		return err
 	}
-	lab, err := resolveLab(args[0])
+	labs, err := parseLabs(labSpec)
 	if err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(args[1])
+	weights, err := parseWeights(o.weights)
 	if err != nil {
-		return usagef("grade: %v", err)
+		return err
 	}
-	var students []string
-	for _, d := range entries {
-		if d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
-			students = append(students, d.Name())
-		}
+	if fi, err := os.Stat(class); err != nil || !fi.IsDir() {
+		return usagef("grade: %s is not a folder of submissions (want LAB SUBMISSIONS_DIR, or SUBMISSIONS_DIR with --labs)", class)
 	}
-	if len(students) == 0 {
-		return usagef("grade: %s has no submission directories (want one subdirectory per student)", args[1])
-	}
-	sort.Strings(students)
 	race, err := e.raceMode(o.race)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	sandbox, note, err := grader.ResolveSandbox(o.sandbox)
+	if err != nil {
+		return usagef("grade: --sandbox: %v", err)
+	}
+	if note != "" {
+		fmt.Fprintln(e.stderr, note)
+	}
+	if o.seed != "" {
+		if _, err := strconv.ParseUint(o.seed, 10, 64); err != nil {
+			return usagef("grade: --seed %q: want an integer", o.seed)
+		}
+	}
+	out, err := filepath.Abs(o.out)
+	if err != nil {
+		return usagef("grade: --out: %v", err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
 		return usagef("grade: --out: %v", err)
 	}
 	var extraEnv []string
@@ -92,57 +200,190 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		}
 		extraEnv = append(extraEnv, entry)
 	}
-	par := o.parallel
-	if par <= 0 {
-		par = max(1, min(4, runtime.NumCPU()))
+	jobs := o.jobs
+	if jobs <= 0 {
+		jobs = max(1, runtime.NumCPU())
 	}
-	fmt.Fprintf(e.stderr, "grading lab %02d %s: %d submissions, %d at a time\n", lab.Number, lab.Slug, len(students), par)
 
-	results := make([]gradebook.Result, len(students))
-	var mu sync.Mutex
-	done := 0
-	_ = workpool.Each(ctx, par, len(students), func(i int) {
-		student := students[i]
-		g := gradebook.Result{Student: student}
-		impl, err := findSubmission(filepath.Join(args[1], student), lab)
-		if err == nil {
-			g.Report, err = grader.RunGoTest(ctx, grader.Options{Root: root, Lab: lab, Impl: impl, Target: student, Race: race, Timeout: o.timeout, Env: extraEnv})
+	kit, err := grader.NewKit(root, "")
+	if err != nil {
+		return err
+	}
+	defer kit.Close()
+	var intakeLabs []intake.Lab
+	var glabs []grader.Lab
+	for _, l := range labs {
+		intakeLabs = append(intakeLabs, intake.Lab{Number: l.Number, Dir: l.Dir, Package: l.Package()})
+		glabs = append(glabs, l.Lab)
+	}
+	subs, err := intake.Read(class, intakeLabs, filepath.Join(kit.Scratch, "intake"), intake.Limits{}, out)
+	if err != nil {
+		return usagef("grade: %v", err)
+	}
+	if len(subs) == 0 {
+		return usagef("grade: %s has no submissions (want one folder, .zip or .tar.gz per student)", class)
+	}
+
+	docsBase := o.docsURL
+	if docsBase != "" && !strings.HasSuffix(docsBase, "/") {
+		docsBase += "/"
+	}
+	if docsBase == "" {
+		if _, err := site.Build(site.Config{Root: root, Out: filepath.Join(out, "docs")}); err != nil {
+			fmt.Fprintf(e.stderr, "warning: the course pages could not be built into %s: %v; feedback links will not resolve\n", filepath.Join(out, "docs"), err)
+		} else {
+			docsBase = "../docs/"
 		}
-		g.Err = err
-		if werr := gradebook.WriteStudent(o.out, lab, g); werr != nil && g.Err == nil {
-			g.Err = werr
+	}
+	gopts := gradebook.Options{Labs: glabs, Weights: weights, DocsBase: docsBase, Kit: kit.Commit, Scrub: []string{root, kit.Scratch, out}}
+
+	students := make([]gradebook.Student, len(subs))
+	type job struct{ s, l int }
+	var todo []job
+	for i, sub := range subs {
+		st := gradebook.Student{Name: sub.Student, Notes: sub.Notes, Err: sub.Err}
+		if sub.Err == nil {
+			st.Labs = make([]gradebook.Result, len(labs))
+			for j, l := range labs {
+				st.Labs[j] = gradebook.Result{Student: sub.Student, Lab: l.Lab}
+				if _, ok := sub.Labs[l.Number]; ok {
+					todo = append(todo, job{i, j})
+				} else {
+					st.Labs[j].Missing = true
+				}
+			}
 		}
-		results[i] = g
+		students[i] = st
+	}
+	flagsKey := fmt.Sprintf("race=%v timeout=%s seed=%s sandbox=%s redis=%v", race, o.timeout, o.seed, sandbox, o.redis != "")
+	sandboxWord := string(sandbox)
+	fmt.Fprintf(e.stderr, "grading %d submissions over %d lab(s) (%d runs), %d at a time, sandbox %s, kit %s\n", len(subs), len(labs), len(todo), jobs, sandboxWord, kit.Commit)
+
+	var (
+		mu       sync.Mutex
+		done     int
+		failures int
+		reused   int
+		ran      time.Duration
+	)
+	start := time.Now()
+	_ = workpool.Each(ctx, jobs, len(todo), func(k int) {
+		jb := todo[k]
+		sub, lab := subs[jb.s], labs[jb.l]
+		r := &students[jb.s].Labs[jb.l]
+		dir := sub.Labs[lab.Number]
+		key, keyErr := gradeInputKey(kit.Content+" "+kit.Commit, flagsKey, lab.Dir, dir)
+		cachePath := filepath.Join(out, ".cache", gradebook.Dir(sub.Student), lab.Dir+".json")
+		cached := false
+		if keyErr == nil && !o.force {
+			if data, err := os.ReadFile(cachePath); err == nil {
+				var ce cacheEntry
+				if json.Unmarshal(data, &ce) == nil && ce.Key == key && ce.Report != nil {
+					r.Report, cached = ce.Report, true
+				}
+			}
+		}
+		t0 := time.Now()
+		if !cached {
+			r.Report, r.Err = grader.RunGoTest(ctx, grader.Options{Root: root, Lab: lab.Lab, Impl: dir, Target: sub.Student,
+				Race: race, Timeout: o.timeout, Env: extraEnv, Seed: o.seed, Kit: kit, Sandbox: sandbox})
+			if r.Err == nil && keyErr == nil && ctx.Err() == nil {
+				data, _ := json.Marshal(cacheEntry{Key: key, Report: r.Report})
+				_ = os.MkdirAll(filepath.Dir(cachePath), 0o755)
+				_ = os.WriteFile(cachePath, data, 0o644)
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
 		mu.Lock()
+		defer mu.Unlock()
 		done++
-		fmt.Fprintf(e.stderr, "[%d/%d] %s: %s\n", done, len(students), student, g.Verdict())
-		mu.Unlock()
+		if cached {
+			reused++
+		} else {
+			ran += time.Since(t0)
+		}
+		if r.Err != nil || r.Report == nil || !r.Report.Passed {
+			failures++
+		}
+		left := ""
+		if n := done - reused; n > 0 {
+			perRun := ran / time.Duration(n) / time.Duration(jobs)
+			left = fmt.Sprintf(", about %s left", (perRun * time.Duration(len(todo)-done)).Round(time.Second))
+		}
+		fmt.Fprintf(e.stderr, "[%d/%d] %d not passing so far%s · %s lab %02d: %s%s\n", done, len(todo), failures, left, sub.Student, lab.Number, r.Verdict(), map[bool]string{true: " (unchanged, not regraded)"}[cached])
 	})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if err := gradebook.WriteClass(o.out, lab, results); err != nil {
-		return err
+	keep := map[string]bool{"docs": true, ".cache": true}
+	for _, st := range students {
+		if err := gradebook.WriteStudent(out, st, gopts); err != nil {
+			return fmt.Errorf("grade: write feedback of %s: %w", st.Name, err)
+		}
+		keep[gradebook.Dir(st.Name)] = true
 	}
-	fmt.Fprintf(e.stdout, "graded %d submissions: feedback in %s/<student>/, gradebook in %s\n", len(results), o.out, filepath.Join(o.out, "gradebook.csv"))
+	if err := gradebook.WriteClass(out, students, gopts); err != nil {
+		return fmt.Errorf("grade: write gradebook: %w", err)
+	}
+	removeStale(out, keep)
+
+	notGraded := 0
+	for _, st := range students {
+		if !st.Graded() {
+			notGraded++
+		}
+	}
+	fmt.Fprintf(e.stdout, "graded %d of %d submissions over %d lab(s) in %s (%d runs reused from the last grading): feedback in %s/<folder>/, gradebook in %s\n",
+		len(students)-notGraded, len(students), len(labs), time.Since(start).Round(time.Second), reused, o.out, filepath.Join(o.out, "gradebook.csv"))
+	if notGraded > 0 {
+		fmt.Fprintf(e.stderr, "%d submission(s) could not be graded (see the status column of gradebook.csv)\n", notGraded)
+		return errFailed
+	}
 	return nil
 }
 
-// findSubmission returns the directory holding the submission's .go files.
-func findSubmission(dir string, lab grader.Lab) (string, error) {
-	for _, d := range []string{dir, filepath.Join(dir, "labs", lab.Dir), filepath.Join(dir, lab.Dir)} {
-		if files, _ := filepath.Glob(filepath.Join(d, "*.go")); hasSource(files) {
-			return d, nil
-		}
+// gradeInputKey is the hash of everything a grade depends on: the scratch kit's
+// content, the flags, the lab, and the submission's lab files.
+func gradeInputKey(kitContent, flagsKey, lab, dir string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "kit %s\nflags %s\nlab %s\n", kitContent, flagsKey, lab)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("no Go source files found (looked in the folder itself and in labs/%s/)", lab.Dir)
+	for _, en := range entries {
+		name := en.Name()
+		if !en.Type().IsRegular() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", name, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func hasSource(files []string) bool {
-	for _, f := range files {
-		if !strings.HasSuffix(f, "_test.go") {
-			return true
-		}
+// removeStale deletes student folders of earlier runs from out: folders
+// holding a feedback.md that belong to no current submission.
+func removeStale(out string, keep map[string]bool) {
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		return
 	}
-	return false
+	for _, en := range entries {
+		if !en.IsDir() || keep[en.Name()] {
+			continue
+		}
+		dir := filepath.Join(out, en.Name())
+		if _, err := os.Stat(filepath.Join(dir, "feedback.md")); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		os.RemoveAll(dir)
+		os.RemoveAll(filepath.Join(out, ".cache", en.Name()))
+	}
 }

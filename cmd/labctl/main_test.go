@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/fourth-outcome/labkit/course"
-	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/render"
 )
@@ -257,63 +256,6 @@ func TestExitCodes(t *testing.T) {
 		if got := exitCode(tt.err, io.Discard); got != tt.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 		}
-	}
-}
-
-// TestGradeBatch grades the grader's hostile submissions as a class: every
-// one gets a result and feedback files, and none stops the batch.
-func TestGradeBatch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the suite once per submission")
-	}
-	subs := filepath.Join(kitRoot(t), "grader", "testdata", "submissions")
-	perfect := filepath.Join(t.TempDir(), "perfect")
-	if err := os.MkdirAll(filepath.Join(perfect, "labs", "01-claim"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	copyFile(t, filepath.Join(kitRoot(t), "solutions", "01-claim", "claim.go"), filepath.Join(perfect, "labs", "01-claim", "claim.go"))
-	class := t.TempDir()
-	entries, _ := os.ReadDir(subs)
-	for _, e := range entries {
-		if err := os.CopyFS(filepath.Join(class, e.Name()), os.DirFS(filepath.Join(subs, e.Name()))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.CopyFS(filepath.Join(class, "perfect"), os.DirFS(perfect)); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(class, "empty"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	r := labctl(t, kitRoot(t), "grade", "1", class, "--out", out, "--timeout", "20s")
-	if r.code != 0 {
-		t.Fatalf("grade: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	book, err := os.ReadFile(filepath.Join(out, "gradebook.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := strings.Split(strings.TrimSpace(string(book)), "\n")
-	if len(rows) != len(entries)+3 { // header, every hostile submission, perfect, empty
-		t.Errorf("gradebook has %d rows, want %d:\n%s", len(rows), len(entries)+3, book)
-	}
-	for _, row := range rows[1:] {
-		student, _, _ := strings.Cut(row, ",")
-		wantPass := student == "perfect"
-		if got := strings.Contains(row, ",100,100,true,"); got != wantPass {
-			t.Errorf("gradebook row %q: passed = %v, want %v", row, got, wantPass)
-		}
-		for _, f := range []string{"feedback.md", "feedback.html", "results.json"} {
-			if _, err := os.Stat(filepath.Join(out, student, f)); err != nil {
-				t.Errorf("%s: %v", student, err)
-			}
-		}
-	}
-	var gs gradebook.GradescopeResults
-	data, _ := os.ReadFile(filepath.Join(out, "perfect", "results.json"))
-	if err := json.Unmarshal(data, &gs); err != nil || gs.Score != 100 || len(gs.Tests) == 0 {
-		t.Errorf("perfect/results.json = %+v, %v; want score 100 with tests", gs, err)
 	}
 }
 
