@@ -274,6 +274,14 @@ func TestSiteInABrowser(t *testing.T) {
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// And the first screen, as a reader on a phone sees it.
+	screen, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "01-claim-phone-screen.png"), screen, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("%d pages rendered at %d px, %d internal links and %d anchors resolve, %d pages by next; screenshot %s", len(pages), phoneWidth, links, anchors, visited, shot)
 }
 

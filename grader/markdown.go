@@ -61,6 +61,12 @@ func NextStep(rep *Report, lab Lab, prog string, o MarkdownOptions) string {
 		hints = 3
 	}
 	var b strings.Builder
+	if onlyNotExercised(rep) {
+		if rep.Race {
+			return fmt.Sprintf("Nothing fails, but some cases could not exercise their property on this run: run `%s check %d` again.", prog, lab.Number)
+		}
+		return fmt.Sprintf("Nothing fails, but the cases that need the race detector were not exercised: install a C compiler (apt-get install gcc, or xcode-select --install on macOS) and run `%s check %d` again.", prog, lab.Number)
+	}
 	if rep.Build != nil {
 		fmt.Fprintf(&b, "Fix the compile errors, then run `%s check %d` again.", prog, lab.Number)
 	} else {
@@ -78,6 +84,18 @@ func NextStep(rep *Report, lab Lab, prog string, o MarkdownOptions) string {
 		fmt.Fprintf(&b, " Replay this exact run with `--seed %s`.", rep.Seed)
 	}
 	return b.String()
+}
+
+// onlyNotExercised reports whether every case that did not pass was not
+// exercised (and at least one was).
+func onlyNotExercised(rep *Report) bool {
+	failed := rep.Failed()
+	for _, c := range failed {
+		if c.Status != StatusInconclusive {
+			return false
+		}
+	}
+	return len(failed) > 0 && rep.Build == nil
 }
 
 func numberWord(n int) string {
@@ -211,9 +229,11 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 				b.WriteString("**Timeline** (virtual time):\n\n")
 				b.WriteString(fence(c.Timeline))
 			}
-			if concept.ID != "" {
+			if concept.ID != "" && c.Status != StatusInconclusive {
 				fmt.Fprintf(&b, "**Concept: %s.** The misconception behind this failure: *%s*\n\n", concept.Title, concept.Misconception)
 				fmt.Fprintf(&b, "**Try this.** %s\n\n", concept.Hint)
+			}
+			if concept.ID != "" {
 				fmt.Fprintf(&b, "**Read.** [%s](%s)\n\n", concept.Docs, o.DocsLink(concept.Docs))
 			}
 		}

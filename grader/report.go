@@ -96,3 +96,31 @@ func (r *Report) FailedConcepts() []string {
 	}
 	return out
 }
+
+// RaceOff is the output of a case marked by MarkRaceNotExercised.
+const RaceOff = "the race detector was off, so this case could not see a data race; it needs cgo and a C compiler (apt-get install gcc), then check again"
+
+// MarkRaceNotExercised is for a run without the race detector: each
+// passing case that needs it (rubric.Case.Race) becomes StatusInconclusive
+// and earns nothing, because its pass proves nothing without the detector.
+// Score and Passed follow. It returns how many cases it marked.
+func (r *Report) MarkRaceNotExercised(lab Lab) int {
+	if r.Race {
+		return 0
+	}
+	needs := map[string]bool{}
+	for _, c := range lab.Cases {
+		needs[c.Name] = c.Race
+	}
+	n := 0
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		if c.Status == StatusPass && needs[c.Name] {
+			r.Score -= c.Earned
+			c.Status, c.Earned, c.Output = StatusInconclusive, 0, []string{RaceOff}
+			r.Passed = false
+			n++
+		}
+	}
+	return n
+}

@@ -52,6 +52,11 @@ type Case struct {
 	Rules       []string // the lab README's numbered rules the case checks, "R1"
 	Points      int
 	Explanation string // the property and why it matters
+	// Race is set for a case that only the race detector can judge (a
+	// data race that need not change any result). Without the detector
+	// such a case is reported "not exercised" and earns nothing, never a
+	// pass.
+	Race bool
 }
 
 // Concept returns the concept with the given ID, or a zero Concept.

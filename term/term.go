@@ -183,8 +183,10 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 		b.WriteString(timelineMark)
 	}
 	if concept := lab.Concept(c.Concept); concept.ID != "" {
-		b.WriteString(wrap(s.bold("Misconception. ")+concept.Misconception, "  ", o.Width))
-		b.WriteString(wrap(s.bold("Try this. ")+concept.Hint, "  ", o.Width))
+		if c.Status != grader.StatusInconclusive { // not a failure of the code: no misconception to name
+			b.WriteString(wrap(s.bold("Misconception. ")+concept.Misconception, "  ", o.Width))
+			b.WriteString(wrap(s.bold("Try this. ")+concept.Hint, "  ", o.Width))
+		}
 		b.WriteString(wrap(s.bold("Read. ")+s.cyan(o.Markdown.DocsLink(concept.Docs)), "  ", o.Width))
 	}
 	if more := len(failed) - 1; more > 0 {
@@ -206,8 +208,8 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 // writeNext writes the one next thing to do after a failing run.
 func writeNext(b *strings.Builder, rep *grader.Report, lab grader.Lab, o Options, s style, firstCase string) {
 	next := grader.NextStep(rep, lab, o.Prog, o.Markdown)
-	if firstCase != "" {
-		next = strings.Replace(next, "Fix the first failing case", "Fix "+firstCase, 1)
+	if firstCase != "" && strings.HasPrefix(next, "Fix the first failing case") {
+		next = "Fix " + firstCase + strings.TrimPrefix(next, "Fix the first failing case")
 	}
 	b.WriteString(wrap(s.bold("Next: ")+next, "", o.Width))
 }
