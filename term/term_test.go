@@ -83,3 +83,14 @@ func TestWrap(t *testing.T) {
 		t.Errorf("wrap = %q, want %q", got, want)
 	}
 }
+
+func TestProgressReplacesTheLine(t *testing.T) {
+	var b strings.Builder
+	p := NewProgress(&b)
+	p.Write([]byte("checking lab 01...\n  PASS a\n  FA"))
+	p.Write([]byte("IL b\n"))
+	p.Clear()
+	if got, want := b.String(), "\r\x1b[2Kchecking lab 01...\r\x1b[2K  PASS a\r\x1b[2K  FAIL b\r\x1b[2K"; got != want {
+		t.Errorf("progress wrote %q, want %q", got, want)
+	}
+}

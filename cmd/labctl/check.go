@@ -126,14 +126,24 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		Seed:    o.seed,
 		Env:     extraEnv,
 	}
+	var progress *term.Progress
 	if !o.quiet && !o.json {
 		if note := firstBuildNote(ctx, root, race); note != "" {
 			fmt.Fprintln(e.stderr, note)
 		}
-		fmt.Fprintf(e.stderr, "checking lab %02d %s (%d cases)...\n", lab.Number, lab.Slug, len(lab.Cases))
 		gopts.Progress = e.stderr
+		if term.IsTerminal(e.stderr) && os.Getenv("TERM") != "dumb" {
+			// One line that each case's result replaces, gone when the
+			// feedback prints: the screen is for the feedback.
+			progress = term.NewProgress(e.stderr)
+			gopts.Progress = progress
+		}
+		fmt.Fprintf(gopts.Progress, "checking lab %02d %s (%d cases)...\n", lab.Number, lab.Slug, len(lab.Cases))
 	}
 	rep, err := grader.RunGoTest(ctx, gopts)
+	if progress != nil {
+		progress.Clear()
+	}
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+
 	"github.com/fourth-outcome/labkit/course"
 )
 
@@ -194,3 +196,67 @@ func TestCheckHTMLLinksIntoTheSite(t *testing.T) {
 }
 
 var hrefRE = regexp.MustCompile(`href="([^"]+)"`)
+
+// TestFirstBuildSaysSo: with an empty build cache the standard library must
+// be built first, and check says so before it starts.
+func TestFirstBuildSaysSo(t *testing.T) {
+	root := kitRoot(t)
+	t.Setenv("GOCACHE", t.TempDir())
+	if note := firstBuildNote(context.Background(), root, true); !strings.Contains(note, "race-enabled standard library, once: about a minute") {
+		t.Errorf("firstBuildNote(race) with an empty cache = %q", note)
+	}
+	if note := firstBuildNote(context.Background(), root, false); !strings.Contains(note, "building the standard library, once") {
+		t.Errorf("firstBuildNote with an empty cache = %q", note)
+	}
+}
+
+// TestRedisEnvironmentErrorsKeepProgress: a database holding other keys,
+// named by --redis (host:port or a redis:// URL) or by REDIS_ADDR, is the
+// environment's problem: one line, exit 2, and the recorded progress is
+// untouched.
+func TestRedisEnvironmentErrorsKeepProgress(t *testing.T) {
+	srv := miniredis.RunT(t)
+	srv.Set("someone-elses-key", "1")
+	srv.Select(15)
+	srv.Set("someone-elses-key", "1")
+	kit := copyKit(t)
+	passAll(t, kit)
+	before, _ := os.ReadFile(statePath(kit))
+	for _, args := range [][]string{
+		{"check", "2", "--redis", "redis://" + srv.Addr() + "/15"},
+		{"check", "2", "--redis", srv.Addr()},
+	} {
+		r := labctl(t, kit, args...)
+		if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 || !strings.Contains(r.stderr, "someone-elses-key") {
+			t.Errorf("labctl %v against a database with other keys: exit %d, stderr %q; want 2 and one line naming the key", args, r.code, r.stderr)
+		}
+	}
+	t.Setenv("REDIS_ADDR", "redis://"+srv.Addr()+"/15")
+	r := labctl(t, kit, "check", "2")
+	if r.code != 2 || !strings.Contains(r.stderr, "REDIS_ADDR=") {
+		t.Errorf("check 2 with REDIS_ADDR at a database with other keys: exit %d, stderr %q; want 2 naming REDIS_ADDR", r.code, r.stderr)
+	}
+	if after, _ := os.ReadFile(statePath(kit)); string(after) != string(before) {
+		t.Errorf("an environment error changed the recorded progress:\nbefore %s\nafter %s", before, after)
+	}
+}
+
+// TestCheckStarterFitsOneScreen is the issue's acceptance: labctl check on
+// lab 01's starter fits in 50 lines and ends with the next step.
+func TestCheckStarterFitsOneScreen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite")
+	}
+	t.Parallel()
+	kit := copyKit(t)
+	r := labctl(t, kit, "check", "1")
+	if r.code != 1 {
+		t.Fatalf("check 1 on the starter: exit %d: %s", r.code, r.stderr)
+	}
+	if n := strings.Count(r.stdout, "\n"); n > maxTermLines {
+		t.Errorf("check 1 on the starter: %d lines, want at most %d:\n%s", n, maxTermLines, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "\nNext: Fix ") || strings.Contains(r.stdout, "\x1b[") {
+		t.Errorf("check 1 on the starter: want a next step and no colour outside a terminal:\n%s", r.stdout)
+	}
+}
