@@ -3,6 +3,7 @@ package grader
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/fourth-outcome/labkit/attest"
 )
 
 // runHermetic grades opts.Impl in opts.Kit: the submission's files are
@@ -82,6 +85,22 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 	if spec.sandbox == SandboxBwrap {
 		home, tmp, path = "/work/run/home", "/tmp", "/usr/bin:/bin"
 	}
+	var key []byte
+	if kit.Attests {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		keyFile := filepath.Join(work, "run", ".attest")
+		if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrKit, err)
+		}
+		inside := keyFile
+		if spec.sandbox == SandboxBwrap {
+			inside = "/work/run/.attest"
+		}
+		opts.Env = append(opts.Env, attest.EnvFile+"="+inside)
+	}
 	spec.env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, RaceEnv(os.Getenv("GORACE")), "LABKIT_SEED=" + opts.Seed}
 	for _, kv := range opts.Env {
 		spec.env = append(spec.env, kv)
@@ -99,6 +118,9 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 	}
 	p.handle(event{Action: action})
 	rep := finish(p.report(""))
+	if key != nil {
+		confirmAttested(p, rep, key)
+	}
 	if res.limit != "" {
 		rep.Limit = res.limit
 		rep.Problems = append([]string{"the run hit its " + res.limit + " limit and was stopped"}, rep.Problems...)
@@ -126,6 +148,11 @@ func buildTestBinary(ctx context.Context, opts Options, files map[string][]byte,
 		replace[f] = ""
 	}
 	for name, data := range files {
+		if opts.Lab.InstrumentSync {
+			// As in every other run of the lab: the suite schedules the
+			// submission's mutexes.
+			data, _ = instrumentSync(data)
+		}
 		if err := os.WriteFile(filepath.Join(src, name), data, 0o644); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrKit, err)
 		}
@@ -145,7 +172,9 @@ func buildTestBinary(ctx context.Context, opts Options, files map[string][]byte,
 	if goCmd == "" {
 		goCmd = "go"
 	}
-	args := []string{"test", "-c", "-o", binary, "-trimpath", "-vet=off", "-overlay", overlayFile}
+	// -s -w: no symbol table or DWARF, so the binary is quicker to link
+	// and code under test cannot look the suite's variables up in it.
+	args := []string{"test", "-c", "-o", binary, "-trimpath", "-vet=off", "-ldflags=-s -w", "-overlay", overlayFile}
 	if opts.Race {
 		args = append(args, "-race")
 	}
@@ -188,6 +217,37 @@ func buildTestBinary(ctx context.Context, opts Options, files map[string][]byte,
 // prints it relative to the kit ("../run-123/src/"), which the feedback
 // leaves out.
 var scratchPathRE = regexp.MustCompile(`(?:[^\s:]*/)?run-[0-9]+/(?:src|shim)/`)
+
+// confirmAttested keeps a case's pass only when the suite signed it: a pass
+// without a valid attestation came from output that imitates test results,
+// and counts as a failure.
+func confirmAttested(p *parser, rep *Report, key []byte) {
+	confirmed := map[string]bool{}
+	check := func(lines []string) {
+		for _, l := range lines {
+			if test, passed, ok := attest.Parse(key, l); ok && passed {
+				confirmed[test] = true
+			}
+		}
+	}
+	check(p.topOutput)
+	check(p.pkgOutput)
+	forged := 0
+	rep.Score = 0
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		if c.Status == StatusPass && !confirmed[p.lab.TestName+"/"+c.Name] {
+			c.Status, c.Earned = StatusFail, 0
+			c.Output = []string{"the suite did not confirm this pass: output imitating a test result does not count"}
+			forged++
+		}
+		rep.Score += c.Earned
+	}
+	if forged > 0 {
+		rep.Passed = false
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%d case(s) were reported passed by output the suite did not sign (printed test results are ignored)", forged))
+	}
+}
 
 func copyBytes(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

@@ -33,6 +33,10 @@ type Kit struct {
 	Commit string
 	// Module is the kit's module path.
 	Module string
+	// Attests is set when the labs' suites sign their verdicts (package
+	// attest is among their dependencies): then a case counts as passed
+	// only with a valid signature.
+	Attests bool
 	// Content is a hash of the copy's files and the commit: what a grade
 	// depends on from the kit.
 	Content string
@@ -50,7 +54,9 @@ func NewKit(root, scratchBase string) (*Kit, error) {
 		return nil, fmt.Errorf("%w: %v", ErrKit, err)
 	}
 	module := modulePathOf(modData)
-	cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{if not .Standard}}{{.ImportPath}}\t{{.Dir}}{{end}}", "./labs/...")
+	// The labs and their suites, and the package the grader may point a
+	// submission's "sync" import at.
+	cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{if not .Standard}}{{.ImportPath}}\t{{.Dir}}{{end}}", "./labs/...", SyncPointPackage)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	var stderr bytes.Buffer
@@ -75,7 +81,7 @@ func NewKit(root, scratchBase string) (*Kit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrKit, err)
 	}
-	k := &Kit{Dir: filepath.Join(scratch, "kit"), Scratch: scratch, Module: module, Commit: kitCommit(root)}
+	k := &Kit{Dir: filepath.Join(scratch, "kit"), Scratch: scratch, Module: module, Commit: kitCommit(root), Attests: dirs["attest"]}
 	copyErr := func() error {
 		for _, f := range []string{"go.mod", "go.sum"} {
 			if err := copyRegular(filepath.Join(root, f), filepath.Join(k.Dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
