@@ -70,7 +70,7 @@ var labs = []Lab{
 	built(redissuite.Lab, usesRedis|needsRace),
 	built(ambiguoussuite.Lab, 0),
 	built(retrysuite.Lab, needsRace),
-	built(leasesuite.Lab, needsRace),
+	built(leasesuite.Lab, needsRace|schedulesSync),
 	planned(6, "fencing", "Fencing tokens against zombie workers"),
 	planned(7, "deadletter", "Dead-lettering by delivery count"),
 	planned(8, "checkpoint", "Checkpointed resumption"),

@@ -91,8 +91,8 @@ func TestFind(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Find("5"); !errors.Is(err, ErrPlanned) {
-		t.Errorf("Find(\"5\") error = %v, want %v for a planned lab", err, ErrPlanned)
+	if _, err := Find("10"); !errors.Is(err, ErrPlanned) {
+		t.Errorf("Find(\"10\") error = %v, want %v for a planned lab", err, ErrPlanned)
 	}
 	for _, bad := range []string{"", "0", "99", "nope", "-1"} {
 		if _, err := Find(bad); !errors.Is(err, ErrUnknownLab) {
