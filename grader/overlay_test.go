@@ -1,6 +1,7 @@
 package grader
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,5 +39,39 @@ func TestBuildOverlayDropsStudentTestsAndStarterFiles(t *testing.T) {
 	}
 	if !strings.Contains(s, filepath.Join(labDir, lab.TestFile)) {
 		t.Errorf("overlay does not replace the shim %s:\n%s", lab.TestFile, s)
+	}
+}
+
+func TestBuildOverlayInstrumentsSyncWhenTheLabAsks(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	labDir := filepath.Join(root, "labs", "01-claim")
+	lab := Lab{Dir: "01-claim", TestFile: "claim_test.go", Shim: "package claim\n", InstrumentSync: true}
+	// The implementation imports sync (the starter does not).
+	impl := t.TempDir()
+	if err := os.WriteFile(filepath.Join(impl, "claim.go"), []byte("package claim\n\nimport \"sync\"\n\nvar mu sync.Mutex\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{Lab: lab, Impl: impl}, {Lab: lab}} {
+		if o.Impl == "" {
+			labDir = impl // graded as it is on disk
+		}
+		data, err := buildOverlay(labDir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ov struct{ Replace map[string]string }
+		if err := json.Unmarshal(data, &ov); err != nil {
+			t.Fatal(err)
+		}
+		src, err := os.ReadFile(ov.Replace[filepath.Join(labDir, "claim.go")])
+		if err != nil {
+			t.Fatalf("overlay (impl %q) has no readable claim.go: %v", o.Impl, err)
+		}
+		if !strings.Contains(string(src), SyncPointPackage) {
+			t.Errorf("overlay (impl %q): claim.go still imports the real sync:\n%s", o.Impl, src)
+		}
 	}
 }

@@ -198,12 +198,25 @@ func buildOverlay(labDir string, opts Options) ([]byte, error) {
 			}
 		}
 		for name, src := range files {
-			if opts.Lab.InstrumentSync {
-				if src, err = instrumentedCopy(src, os.ReadFile); err != nil {
-					return nil, err
-				}
-			}
 			replace[filepath.Join(labDir, name)] = src
+		}
+	} else if opts.Lab.InstrumentSync {
+		// The lab directory is graded as it is: its own files are the
+		// ones to instrument.
+		for _, f := range existing {
+			if !strings.HasSuffix(f, "_test.go") {
+				replace[f] = f
+			}
+		}
+	}
+	if opts.Lab.InstrumentSync {
+		for target, src := range replace {
+			if src == "" || strings.HasSuffix(target, "_test.go") {
+				continue
+			}
+			if replace[target], err = instrumentedCopy(src, os.ReadFile); err != nil {
+				return nil, err
+			}
 		}
 	}
 	shim, err := writeCached(opts.Lab.TestFile, []byte(opts.Lab.Shim))
