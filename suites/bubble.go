@@ -28,7 +28,7 @@ func inBubble[T any](t *testing.T, h *History, newImpl func(*testing.T, *History
 	}()
 	fakeclock.Run(t, func(t *testing.T) {
 		h.Restart()
-		bubble = bubbleOf(goroutineID())
+		bubble = currentBubble()
 		backgrounds.begin(bubble)
 		var impl T
 		if Guard(t, func() { impl = Construct(func() T { return newImpl(t, h) }) }) {
@@ -47,7 +47,7 @@ func inBubble[T any](t *testing.T, h *History, newImpl func(*testing.T, *History
 // crash, a store per simulated process) calls Construct itself, from a
 // goroutine of the case's bubble. Outside a bubble it only calls newImpl.
 func Construct[T any](newImpl func() T) T {
-	bubble := bubbleOf(goroutineID())
+	bubble := currentBubble()
 	if bubble == 0 || !backgrounds.running(bubble) {
 		return newImpl()
 	}

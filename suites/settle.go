@@ -181,12 +181,13 @@ func parseGoroutines(dump []byte) []goroutine {
 	return out
 }
 
-// bubbleOf returns the bubble goroutine id belongs to, 0 for none.
-func bubbleOf(id int64) int64 {
-	for _, g := range goroutines() {
-		if g.id == id {
-			return g.bubble
-		}
+// currentBubble returns the bubble of the calling goroutine, 0 for none.
+func currentBubble() int64 {
+	var buf [128]byte
+	n := runtime.Stack(buf[:], false)
+	header, _, _ := bytes.Cut(buf[:n], []byte("\n"))
+	for _, g := range parseGoroutines(append(header, '\n')) {
+		return g.bubble
 	}
 	return 0
 }
