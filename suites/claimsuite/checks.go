@@ -123,7 +123,12 @@ func checkSimultaneousClaims(t *testing.T, h *suites.History, s target) {
 		scheduled++
 		if n != 1 {
 			h.Note("round %d (seed %d): %d workers on key %q, their lock operations interleaved by the suite:", round+1, seed+int64(round), raceWorkers, key)
-			for _, l := range res.Trace {
+			const shown = 24
+			for i, l := range res.Trace {
+				if i == shown {
+					h.Note("  ... (%d more switches)", len(res.Trace)-shown)
+					break
+				}
 				h.Note("  %s", l)
 			}
 			for _, l := range lines {
