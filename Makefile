@@ -10,7 +10,7 @@ COUNT   ?= 50
 PKGS = $(shell $(GO) list ./... | grep -v -e '/labs/')
 SOLUTIONS = $(sort $(wildcard solutions/[0-9]*))
 
-.PHONY: test vet unit verify check stress bench docs e2e help
+.PHONY: test vet unit verify fixtures mutate check stress bench docs e2e help
 
 help:
 	@echo "make test    unit tests of every package, then labctl verify (what CI runs)"
@@ -19,6 +19,8 @@ help:
 	@echo "make bench   speed figures (suite time, labctl overhead, Redis throughput)"
 	@echo "make docs    render docs/ to HTML in .labkit/docs"
 	@echo "make e2e     the docs site in headless Chromium (installs Debian's chromium when missing)"
+	@echo "make mutate  mutation-test every reference solution (gremlins, pinned in tools/go.mod)"
+	@echo "make fixtures  run each suite's independent wrong and correct programs"
 
 test: vet unit verify
 
@@ -30,6 +32,12 @@ unit:
 
 verify:
 	$(GO) run ./cmd/labctl verify
+
+fixtures:
+	$(GO) run ./cmd/labctl verify --fixtures
+
+mutate:
+	$(GO) run ./cmd/labctl mutate
 
 check:
 	$(GO) run ./cmd/labctl check $(LAB)
