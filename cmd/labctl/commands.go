@@ -41,7 +41,7 @@ type env struct {
 var errHelp = errors.New("help shown")
 
 func commands() []*command {
-	return []*command{checkCmd, listCmd, hintCmd, gradeCmd, verifyCmd, mutateCmd, docsCmd, resetCmd, watchCmd, interviewCmd}
+	return []*command{checkCmd, listCmd, hintCmd, gradeCmd, releaseCmd, verifyCmd, mutateCmd, docsCmd, resetCmd, watchCmd, interviewCmd}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

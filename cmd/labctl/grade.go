@@ -38,6 +38,7 @@ type gradeOpts struct {
 	force   bool
 	docsURL string
 	weights string
+	memory  int
 }
 
 var gradeCmd = &command{
@@ -75,6 +76,7 @@ submission was graded, whatever the scores; 1 when some could not be.`,
 		fs.StringVar(&o.seed, "seed", "", "seed for every suite (default: each case's fixed seed)")
 		fs.BoolVar(&o.force, "force", false, "regrade every submission, even those graded before with the same inputs")
 		fs.StringVar(&o.docsURL, "docs-url", "", "where the course site is hosted; feedback links there instead of OUT/docs/")
+		fs.IntVar(&o.memory, "memory", 2048, "resident memory each run may use, in MiB")
 		fs.StringVar(&o.weights, "weights", "", "per-lab weights in the total, e.g. 1=1,2=2 (default 1 each)")
 		return func(ctx context.Context, e *env, args []string) error { return runGrade(ctx, e, o, args) }
 	},
@@ -200,6 +202,9 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		}
 		extraEnv = append(extraEnv, entry)
 	}
+	if o.memory <= 0 {
+		return usagef("grade: --memory %d: want a number of MiB above 0", o.memory)
+	}
 	jobs := o.jobs
 	if jobs <= 0 {
 		jobs = max(1, runtime.NumCPU())
@@ -255,7 +260,7 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		}
 		students[i] = st
 	}
-	flagsKey := fmt.Sprintf("race=%v timeout=%s seed=%s sandbox=%s redis=%v", race, o.timeout, o.seed, sandbox, o.redis != "")
+	flagsKey := fmt.Sprintf("race=%v timeout=%s seed=%s sandbox=%s redis=%v memory=%d", race, o.timeout, o.seed, sandbox, o.redis != "", o.memory)
 	sandboxWord := string(sandbox)
 	fmt.Fprintf(e.stderr, "grading %d submissions over %d lab(s) (%d runs), %d at a time, sandbox %s, kit %s\n", len(subs), len(labs), len(todo), jobs, sandboxWord, kit.Commit)
 
@@ -286,7 +291,8 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		t0 := time.Now()
 		if !cached {
 			r.Report, r.Err = grader.RunGoTest(ctx, grader.Options{Root: root, Lab: lab.Lab, Impl: dir, Target: sub.Student,
-				Race: race, Timeout: o.timeout, Env: extraEnv, Seed: o.seed, Kit: kit, Sandbox: sandbox})
+				Race: race, Timeout: o.timeout, Env: extraEnv, Seed: o.seed, Kit: kit, Sandbox: sandbox,
+				Limits: grader.Limits{Memory: int64(o.memory) << 20}})
 			if r.Err == nil && keyErr == nil && ctx.Err() == nil {
 				data, _ := json.Marshal(cacheEntry{Key: key, Report: r.Report})
 				_ = os.MkdirAll(filepath.Dir(cachePath), 0o755)

@@ -1,0 +1,359 @@
+package main
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/gradebook"
+	"github.com/fourth-outcome/labkit/grader"
+)
+
+// expect is what the class test requires of one submission.
+type expect struct {
+	lab     int    // the lab the submission is for (0: none)
+	score   string // "100", "0", "<100" (fails, but not necessarily everything), "" (not graded)
+	concept string // a concept that must be among the failing ones
+	limit   string // the limit the run must report hitting
+}
+
+func writeTree(tb testing.TB, dir string, files map[string][]byte) {
+	tb.Helper()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// goFiles reads dir's .go files (non-test unless tests), by base name.
+func goFiles(tb testing.TB, dir string, tests bool) map[string][]byte {
+	tb.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, e := range entries {
+		n := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(n, ".go") || (!tests && strings.HasSuffix(n, "_test.go")) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[n] = data
+	}
+	return out
+}
+
+func prefixed(prefix string, files map[string][]byte) map[string][]byte {
+	out := map[string][]byte{}
+	for n, d := range files {
+		out[prefix+n] = d
+	}
+	return out
+}
+
+func archive(tb testing.TB, path string, files map[string][]byte) {
+	tb.Helper()
+	var buf bytes.Buffer
+	if strings.HasSuffix(path, ".zip") {
+		zw := zip.NewWriter(&buf)
+		for n, d := range files {
+			w, _ := zw.Create(n)
+			w.Write(d)
+		}
+		zw.Close()
+	} else {
+		gz := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(gz)
+		for n, d := range files {
+			tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(d)), Typeflag: tar.TypeReg})
+			tw.Write(d)
+		}
+		tw.Close()
+		gz.Close()
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// treeHash hashes the kit checkout: every file git knows of or would add,
+// with its contents; "" outside git.
+func treeHash(tb testing.TB, root string) string {
+	tb.Helper()
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z", "--cached", "--others").Output()
+	if err != nil {
+		return "" // not a git checkout: nothing to compare
+	}
+	h := sha256.New()
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f == "" {
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(root, f))
+		fmt.Fprintf(h, "%s %d\n", f, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// buildClass writes the acceptance class into dir and returns what each
+// submission must score: the reference solution, the starter and two
+// catalogued mistakes of every lab, and the hostile submissions.
+func buildClass(tb testing.TB, root, dir, tag string) map[string]expect {
+	tb.Helper()
+	want := map[string]expect{}
+	for _, l := range course.Built() {
+		sol := filepath.Join(root, "solutions", l.Dir)
+		solFiles := goFiles(tb, sol, false)
+		writeTree(tb, filepath.Join(dir, "sol-"+l.Dir), prefixed("labs/"+l.Dir+"/", solFiles))
+		want["sol-"+l.Dir] = expect{lab: l.Number, score: "100"}
+		writeTree(tb, filepath.Join(dir, "starter-"+l.Dir), prefixed("labs/"+l.Dir+"/", goFiles(tb, filepath.Join(root, "labs", l.Dir), true)))
+		want["starter-"+l.Dir] = expect{lab: l.Number, score: "0"}
+		if l.Number > 4 {
+			continue // later labs: a few submissions each, so the run stays short
+		}
+		mistakes, err := grader.Mistakes(root, l.Lab)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, m := range mistakes[:min(2, len(mistakes))] {
+			changed, err := m.Apply(sol)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			files := map[string][]byte{}
+			for n, d := range solFiles {
+				files[n] = d
+			}
+			for n, d := range changed {
+				files[n] = d
+			}
+			name := "mistake-" + l.Dir + "-" + m.Name
+			writeTree(tb, filepath.Join(dir, name), files) // loose files, matched by package
+			want[name] = expect{lab: l.Number, score: "<100", concept: m.Concept}
+		}
+	}
+	subs := filepath.Join(root, "grader", "testdata", "submissions")
+	for name, e := range map[string]expect{
+		"blocks-forever": {lab: 1, score: "0"}, "os-exit-0-init": {lab: 1, score: "0"},
+		"panic-in-goroutine": {lab: 1, score: "0"}, "huge-output": {lab: 1, score: "0", limit: "output"},
+		"big-alloc": {lab: 1, score: "0", limit: "memory"}, "imports-solution": {lab: 1, score: "0"},
+		"edited-test": {lab: 1, score: "0"}, "data-race": {lab: 1, score: "<100"},
+	} {
+		writeTree(tb, filepath.Join(dir, name), goFiles(tb, filepath.Join(subs, name), true))
+		want[name] = e
+	}
+	claimSol := goFiles(tb, filepath.Join(root, "solutions", "01-claim"), false)
+	starter := goFiles(tb, filepath.Join(root, "labs", "01-claim"), false)
+
+	loop := map[string][]byte{"claim.go": []byte(`package claim
+
+import (
+	"context"
+	"errors"
+)
+
+var ErrInProgress = errors.New("in progress")
+
+type Store struct{}
+
+func New() *Store { return &Store{} }
+
+var n int
+
+// Do never returns.
+func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {
+	for {
+		n++
+	}
+}
+`)}
+	writeTree(tb, filepath.Join(dir, "infinite-loop"), loop)
+	want["infinite-loop"] = expect{lab: 1, score: "0"}
+
+	home, _ := os.UserHomeDir()
+	writes := map[string][]byte{}
+	for n, d := range claimSol {
+		writes[n] = d
+	}
+	writes["hostile.go"] = []byte(fmt.Sprintf(`package claim
+
+import "os"
+
+func init() {
+	for _, p := range []string{%q, %q, %q, %q} {
+		os.WriteFile(p, []byte("package claimsuite\n\nfunc init() { panic(\"planted\") }\n"), 0o644)
+	}
+}
+`, filepath.Join(root, "suites", "claimsuite", tag+".go"), "/tmp/"+tag, filepath.Join(home, tag), "../../suites/claimsuite/"+tag+".go"))
+	writeTree(tb, filepath.Join(dir, "writes-outside"), writes)
+	want["writes-outside"] = expect{lab: 1, score: "100"}
+
+	added := map[string][]byte{"extra_test.go": []byte("package claim\n\nimport \"testing\"\n\nfunc TestExtra(t *testing.T) {}\n")}
+	for n, d := range starter {
+		added[n] = d
+	}
+	writeTree(tb, filepath.Join(dir, "added-test"), added)
+	want["added-test"] = expect{lab: 1, score: "0"}
+
+	// A folder whose only file is a link to the reference solution.
+	linked := filepath.Join(dir, "symlinked-file")
+	os.MkdirAll(linked, 0o755)
+	os.Symlink(filepath.Join(root, "solutions", "01-claim", "claim.go"), filepath.Join(linked, "claim.go"))
+	want["symlinked-file"] = expect{}
+
+	archive(tb, filepath.Join(dir, "zip-slip.zip"), map[string][]byte{"../../claim.go": claimSol["claim.go"]})
+	want["zip-slip"] = expect{}
+	archive(tb, filepath.Join(dir, "zip-bomb.zip"), map[string][]byte{"claim.go": bytes.Repeat([]byte{' '}, 80<<20)})
+	want["zip-bomb"] = expect{}
+	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+	want["empty"] = expect{}
+	archive(tb, filepath.Join(dir, "zoë ñandú.tar.gz"), prefixed("01-claim/", claimSol))
+	want["zoë ñandú"] = expect{lab: 1, score: "100"}
+	archive(tb, filepath.Join(dir, "zipped.zip"), claimSol)
+	want["zipped"] = expect{lab: 1, score: "100"}
+	return want
+}
+
+// TestHostileClass is the acceptance test of class grading, as an
+// instructor would try it: a class of solutions, starters, catalogued
+// mistakes and hostile submissions graded over every lab in one command.
+// Every score must be the expected one, the kit checkout must be unchanged,
+// nothing of the run may be left under the temporary directory or $HOME,
+// and the reference solution still scores 100 afterwards. It takes minutes,
+// so it runs when LABKIT_CLASS=1 (.ci/run and make bench set it);
+// LABKIT_CLASS_JOBS sets --jobs.
+func TestHostileClass(t *testing.T) {
+	if os.Getenv("LABKIT_CLASS") == "" {
+		t.Skip("set LABKIT_CLASS=1 to grade the hostile class (minutes)")
+	}
+	root := kitRoot(t)
+	tag := fmt.Sprintf("labkit-hostile-%d", time.Now().UnixNano())
+	class := t.TempDir()
+	want := buildClass(t, root, class, tag)
+	out := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the grader's scratch space, checked empty afterwards
+	before := treeHash(t, root)
+	home, _ := os.UserHomeDir()
+
+	args := []string{"grade", class, "--out", out, "--timeout", "15s", "--memory", "512"}
+	if j := os.Getenv("LABKIT_CLASS_JOBS"); j != "" {
+		args = append(args, "--jobs", j)
+	}
+	start := time.Now()
+	r := labctl(t, root, args...)
+	took := time.Since(start)
+	if r.code != 1 {
+		t.Errorf("grade: exit %d, want 1 (some submissions cannot be graded)\n%s", r.code, r.stderr)
+	}
+	book := readGradebook(t, out)
+	if len(book) != len(want) {
+		t.Errorf("gradebook has %d students, want %d", len(book), len(want))
+	}
+	runs := 0
+	for name, e := range want {
+		row, ok := book[name]
+		if !ok {
+			t.Errorf("%s is not in the gradebook", name)
+			continue
+		}
+		var rep gradebook.StudentReport
+		data, err := os.ReadFile(filepath.Join(out, row[1], "report.json"))
+		if err != nil || json.Unmarshal(data, &rep) != nil {
+			t.Errorf("%s: no report.json: %v", name, err)
+			continue
+		}
+		if e.lab == 0 {
+			if rep.Error == "" {
+				t.Errorf("%s: graded (%s), want not graded with a reason", name, row[2])
+			}
+			continue
+		}
+		var lab *gradebook.StudentLabJSON
+		for i := range rep.Labs {
+			if rep.Labs[i].Lab == e.lab {
+				lab = &rep.Labs[i]
+			}
+		}
+		if lab == nil || lab.Report == nil {
+			t.Errorf("%s: lab %d was not graded: %+v", name, e.lab, lab)
+			continue
+		}
+		runs++
+		got := lab.Report
+		switch e.score {
+		case "100":
+			if got.Score != got.Total {
+				t.Errorf("%s: lab %d scored %d/%d (%s), want %d", name, e.lab, got.Score, got.Total, lab.Status, got.Total)
+			}
+		case "0":
+			if got.Score != 0 {
+				t.Errorf("%s: lab %d scored %d/%d, want 0", name, e.lab, got.Score, got.Total)
+			}
+		case "<100":
+			if got.Score >= got.Total {
+				t.Errorf("%s: lab %d scored %d/%d, want it caught", name, e.lab, got.Score, got.Total)
+			}
+		}
+		if e.concept != "" && !slices.Contains(got.FailedConcepts(), e.concept) {
+			t.Errorf("%s: failing concepts %v, want %s among them", name, got.FailedConcepts(), e.concept)
+		}
+		if e.limit != "" && !strings.HasPrefix(got.Limit, e.limit) {
+			t.Errorf("%s: limit %q, want the %s limit", name, got.Limit, e.limit)
+		}
+	}
+	jobs := os.Getenv("LABKIT_CLASS_JOBS")
+	if jobs == "" {
+		jobs = "default"
+	}
+	t.Logf("graded %d submissions (%d lab runs) over %d labs in %.1fs with --jobs %s: %.2fs per submission-lab",
+		len(want), runs, len(course.Built()), took.Seconds(), jobs, took.Seconds()/float64(max(runs, 1)))
+
+	if after := treeHash(t, root); after != before {
+		t.Errorf("the kit checkout changed while grading (tree hash %s, was %s)", after, before)
+	}
+	for _, p := range []string{"/tmp/" + tag, filepath.Join(home, tag), filepath.Join(root, "suites", "claimsuite", tag+".go")} {
+		if _, err := os.Stat(p); err == nil {
+			os.Remove(p)
+			if sb, _, _ := grader.ResolveSandbox("auto"); sb == grader.SandboxBwrap {
+				t.Errorf("a submission wrote %s", p)
+			}
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the grader left %d entries in its scratch space %s (%s, ...)", len(left), tmp, left[0].Name())
+	}
+
+	again := t.TempDir()
+	writeTree(t, filepath.Join(again, "reference"), goFiles(t, filepath.Join(root, "solutions", "01-claim"), false))
+	r = labctl(t, root, "grade", "1", again, "--out", filepath.Join(again, "out"))
+	if r.code != 0 {
+		t.Fatalf("second grading of the reference: exit %d\n%s", r.code, r.stderr)
+	}
+	if row := readGradebook(t, filepath.Join(again, "out"))["reference"]; row[3] != "100" {
+		t.Errorf("second grading of the reference solution: %v, want 100", row)
+	}
+}
