@@ -39,6 +39,11 @@ for _ in $(seq "$runs"); do
 done
 echo "bare go test: $((bare / runs)) ms   labctl check: $((check / runs)) ms   ratio: $(awk "BEGIN{printf \"%.2f\", $check/$bare}")"
 
+if [ -f .ci/bench-grade.sh ]; then
+  echo
+  bash .ci/bench-grade.sh
+fi
+
 if [ -f .ci/bench-redis.sh ]; then
   echo
   bash .ci/bench-redis.sh
