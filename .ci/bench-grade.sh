@@ -27,3 +27,20 @@ for jobs in 1 ""; do
     echo "ratio to a bare go test run: $(awk "BEGIN{printf \"%.2f\", $per*1000/$bare_ms}")"
   fi
 done
+
+echo
+echo "== what the sandbox costs: each lab's solution graded with --force, --sandbox off vs bwrap, --jobs 1"
+class=$(mktemp -d)
+trap 'rm -rf "$class"' EXIT
+for dir in solutions/[0-9]*/; do
+  lab=$(basename "$dir")
+  mkdir -p "$class/sub/sol-$lab/labs/$lab"
+  cp "$dir"*.go "$class/sub/sol-$lab/labs/$lab/"
+  rm -f "$class/sub/sol-$lab/labs/$lab/"*_test.go
+done
+go build -o bin/labctl ./cmd/labctl
+bin/labctl grade "$class/sub" --out "$class/warm" --jobs 1 >/dev/null 2>&1 || true
+for sb in off bwrap; do
+  s=$(ms); bin/labctl grade "$class/sub" --out "$class/out-$sb" --jobs 1 --force --sandbox "$sb" >/dev/null 2>&1 || true; e=$(ms)
+  echo "--sandbox $sb: $((e - s)) ms"
+done
