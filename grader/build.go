@@ -55,10 +55,12 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 	}
 
 	binary := filepath.Join(work, "bin", opts.Lab.Slug+".test")
+	buildStart := time.Now()
 	buildOut, err := buildTestBinary(ctx, opts, files, work, binary)
 	if err != nil {
 		return nil, err
 	}
+	buildTime := time.Since(buildStart)
 	if buildOut != nil {
 		p.buildFailed = true
 		p.buildOutput = buildOut
@@ -108,16 +110,19 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 			spec.shareNet = true
 		}
 	}
+	runStart := time.Now()
 	res, err := runSandboxed(ctx, spec, p.consume)
 	if err != nil {
 		return nil, err
 	}
+	runTime := time.Since(runStart)
 	action := "fail"
 	if res.exited {
 		action = "pass"
 	}
 	p.handle(event{Action: action})
 	rep := finish(p.report(""))
+	rep.BuildTime, rep.RunTime = buildTime, runTime
 	if key != nil {
 		confirmAttested(p, rep, key)
 	}

@@ -26,22 +26,26 @@ const (
 
 // Report is the result of one graded run.
 type Report struct {
-	Lab      int           `json:"lab"`
-	Slug     string        `json:"slug"`
-	Title    string        `json:"title"`
-	Target   string        `json:"target"` // what was graded: "labs/01-claim", "solution", "mistake check-then-insert", a submission's name
-	Score    int           `json:"score"`
-	Total    int           `json:"total"`
-	Passed   bool          `json:"passed"` // every case passed
-	Race     bool          `json:"race"`   // the race detector was on
-	Seed     string        `json:"seed,omitempty"`
-	Kit      string        `json:"kit,omitempty"`     // the kit commit graded against, for reproducing the grade
-	Sandbox  string        `json:"sandbox,omitempty"` // where the test binary ran: "bwrap" or "off" (class grading only)
-	Limit    string        `json:"limit,omitempty"`   // the resource limit that stopped the run, if one did
-	Duration time.Duration `json:"duration_ns"`
-	Build    *BuildFailure `json:"build,omitempty"`
-	Problems []string      `json:"problems,omitempty"` // run-wide: timeouts, a binary that exited early, races outside a case
-	Cases    []CaseResult  `json:"cases"`
+	Lab     int    `json:"lab"`
+	Slug    string `json:"slug"`
+	Title   string `json:"title"`
+	Target  string `json:"target"` // what was graded: "labs/01-claim", "solution", "mistake check-then-insert", a submission's name
+	Score   int    `json:"score"`
+	Total   int    `json:"total"`
+	Passed  bool   `json:"passed"` // every case passed
+	Race    bool   `json:"race"`   // the race detector was on
+	Seed    string `json:"seed,omitempty"`
+	Kit     string `json:"kit,omitempty"`     // the kit commit graded against, for reproducing the grade
+	Sandbox string `json:"sandbox,omitempty"` // where the test binary ran: "bwrap" or "off" (class grading only)
+	Limit   string `json:"limit,omitempty"`   // the resource limit that stopped the run, if one did
+	// BuildTime and RunTime split Duration for hermetic runs: building
+	// the test binary (compile and link) and running it.
+	BuildTime time.Duration `json:"build_ns,omitempty"`
+	RunTime   time.Duration `json:"run_ns,omitempty"`
+	Duration  time.Duration `json:"duration_ns"`
+	Build     *BuildFailure `json:"build,omitempty"`
+	Problems  []string      `json:"problems,omitempty"` // run-wide: timeouts, a binary that exited early, races outside a case
+	Cases     []CaseResult  `json:"cases"`
 }
 
 // BuildFailure describes a submission that did not compile.
