@@ -200,12 +200,10 @@ func (q *Queue) current(token LeaseToken, now time.Time) (*entry, error) {
 	return e, nil
 }
 
-// short abbreviates a token for error messages.
+// short abbreviates a token for error messages: its first 8 characters,
+// quoted.
 func short(token LeaseToken) string {
-	if len(token) > 8 {
-		return string(token[:8]) + "…"
-	}
-	return fmt.Sprintf("%q", token)
+	return fmt.Sprintf("%.8q", string(token))
 }
 
 // Extend renews the lease of token so that it ends d after now: not after

@@ -71,37 +71,32 @@ func (w *Worker) Run(ctx context.Context) error {
 	slots := make(chan struct{}, w.capacity)
 	for ctx.Err() == nil {
 		select {
-		case slots <- struct{}{}:
 		case <-ctx.Done():
-			continue
-		}
-		if ctx.Err() != nil {
-			<-slots
-			continue
-		}
-		l, err := w.queue.Lease(ctx, w.name)
-		switch {
-		case err == nil:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-slots }()
-				if err := w.work(ctx, l); err != nil {
-					fail(err)
+		case slots <- struct{}{}:
+			l, err := w.queue.Lease(ctx, w.name)
+			switch {
+			case err == nil:
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-slots }()
+					if err := w.work(ctx, l); err != nil {
+						fail(err)
+					}
+				}()
+			case errors.Is(err, ErrNoTask):
+				<-slots
+				wait := time.NewTimer(w.poll)
+				select {
+				case <-wait.C:
+				case <-ctx.Done():
+					wait.Stop()
 				}
-			}()
-		case errors.Is(err, ErrNoTask):
-			<-slots
-			wait := time.NewTimer(w.poll)
-			select {
-			case <-wait.C:
-			case <-ctx.Done():
-				wait.Stop()
-			}
-		default:
-			<-slots
-			if ctx.Err() == nil {
-				fail(fmt.Errorf("worker %s: lease: %w", w.name, err))
+			default:
+				<-slots
+				if ctx.Err() == nil { // not the queue refusing a cancelled ctx
+					fail(fmt.Errorf("worker %s: lease: %w", w.name, err))
+				}
 			}
 		}
 	}

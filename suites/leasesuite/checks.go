@@ -310,9 +310,11 @@ func checkNack(t *testing.T, s *target) {
 	if err := q.nack("w2", l2.Token, 10*time.Minute); err != nil {
 		t.Fatalf("Nack(T2, 10m) by its holder = %v, want nil", err)
 	}
-	q.mustLease(t, "w2", "task-2")
+	if err := q.ack("w2", q.mustLease(t, "w2", "task-2").Token); err != nil {
+		t.Fatalf("Ack by the current holder of task-2 = %v, want nil", err)
+	}
 	s.advanceTo(10*time.Minute - time.Nanosecond)
-	q.wantNoTask(t, "w3", "w2 released task-1 with a 10m delay at t=0s (and task-2's lease holds)")
+	q.wantNoTask(t, "w3", "w2 released task-1 with a 10m delay at t=0s, and task-2 is done")
 	s.advanceTo(10 * time.Minute)
 	l3 := q.mustLease(t, "w3", "task-1")
 	if l3.Attempt != 3 {
@@ -322,7 +324,18 @@ func checkNack(t *testing.T, s *target) {
 	q.wantNoTask(t, "w4", "task-1 is w3's: w2's late Nack must not release it")
 	s.advanceTo(10*time.Minute + time.Hour)
 	wantLost(t, "Nack(T3, 0) after w3's lease ended", q.nack("w3", l3.Token, 0), "the lease ended")
-	q.mustLease(t, "w4", "task-1")
+	l4 := q.mustLease(t, "w4", "task-1")
+	s.h.Note("w4's lease ends at %s; it releases task-1 with a delay of 3h, longer than the lease had left", s.at(l4.Expires))
+	if err := q.nack("w4", l4.Token, 3*time.Hour); err != nil {
+		t.Fatalf("Nack(T6, 3h) by its holder = %v, want nil", err)
+	}
+	releasedAt := s.now()
+	s.advanceTo(l4.Expires.Sub(s.start))
+	q.wantNoTask(t, "w5", "w4 released task-1 with a 3h delay: the delay, not the old lease, says when it is visible")
+	s.advanceTo(releasedAt + 3*time.Hour - time.Nanosecond)
+	q.wantNoTask(t, "w5", "w4 released task-1 with a 3h delay")
+	s.advanceTo(releasedAt + 3*time.Hour)
+	q.mustLease(t, "w5", "task-1")
 }
 
 func checkDurationLimits(t *testing.T, s *target) {
@@ -781,6 +794,9 @@ func checkWorkerStopsWhenLost(t *testing.T, s *target) {
 		t.Errorf("Extend stalled and the lease ended at t=%v; the handler's ctx was cancelled at %v, want by t=%v at the latest: work must stop when the lease ends unrenewed", end, cancelText(at, ok), end)
 	}
 	s.advanceTo(from + 31*time.Second)
+	if r2.call.Returned() {
+		t.Errorf("Run returned %v after a renewal went unanswered until the lease ended, want it to go on: the lease is lost, not the queue broken", r2.err)
+	}
 	_, _, acks, nacks, _, _ = q2.snapshot()
 	for _, c := range append(acks, nacks...) {
 		if c.token == j2.lease.Token {
@@ -856,6 +872,7 @@ func checkWorkerQueueFailure(t *testing.T, s *target) {
 		{"Lease", func(q *refQueue) { q.leaseErr = errQueueDown }, "Lease fails"},
 		{"Extend", func(q *refQueue) { q.extendErr = errQueueDown }, "Extend fails"},
 		{"Ack", func(q *refQueue) { q.ackErr = errQueueDown }, "Ack fails"},
+		{"Nack", func(q *refQueue) { q.nackErr = errQueueDown }, "Nack fails"},
 	} {
 		s.h.Note("a worker whose queue's %s fails", step.name)
 		q := s.refQueue(30*time.Second, "task-1")
@@ -867,14 +884,17 @@ func checkWorkerQueueFailure(t *testing.T, s *target) {
 			t.Fatal("worker did not start a handler for task-1")
 		}
 		q.set(step.fault)
-		if step.name == "Ack" {
+		switch step.name {
+		case "Ack":
 			j.done(nil)
-		} else {
+		case "Nack":
+			j.done(errors.New("the handler failed (injected by the suite)"))
+		default:
 			s.advanceTo(from + 20*time.Second)
 		}
 		if !r.call.Returned() {
 			t.Errorf("%s with %v: Run has not returned, want it to stop and return an error wrapping it", step.what, errQueueDown)
-			q.set(func(q *refQueue) { q.leaseErr, q.extendErr, q.ackErr = nil, nil, nil })
+			q.set(func(q *refQueue) { q.leaseErr, q.extendErr, q.ackErr, q.nackErr = nil, nil, nil, nil })
 			j.done(nil)
 			r.stop()
 			continue
@@ -882,13 +902,13 @@ func checkWorkerQueueFailure(t *testing.T, s *target) {
 		if !errors.Is(r.err, errQueueDown) {
 			t.Errorf("%s with %v: Run returned %v, want an error wrapping it", step.what, errQueueDown, r.err)
 		}
-		if step.name != "Ack" {
+		if step.name != "Ack" && step.name != "Nack" {
 			if _, ok := j.cancelled(); !ok {
 				t.Errorf("%s: Run returned while the handler of task-1 was still running, want it to cancel the handler and wait for it", step.what)
 			}
 		}
 		_, _, acks, _, _, _ := q.snapshot()
-		if step.name != "Ack" && len(acks) > 0 {
+		if step.name != "Ack" && step.name != "Nack" && len(acks) > 0 {
 			t.Errorf("%s: the worker acknowledged task-1, whose handler was cancelled and never finished, want no Ack without an outcome", step.what)
 		}
 	}
@@ -938,7 +958,17 @@ func checkWorkerShutdown(t *testing.T, s *target) {
 		t.Errorf("task-1's handler returned nil before the worker stopped, and it was not acknowledged")
 	}
 
-	s.h.Note("a second worker, started with a ctx that is already cancelled")
+	s.h.Note("an idle worker, waiting out a 1h poll interval on an empty queue")
+	qi := s.refQueue(time.Minute)
+	ri := s.startWorker(t, qi, task.WorkerOptions{Name: "w-idle", PollInterval: time.Hour}, s.handlers())
+	s.advanceTo(s.now() + time.Minute)
+	if err, returned := ri.stop(); !returned {
+		t.Errorf("Run had not returned after its ctx was cancelled while it waited to poll again, want it to return at once, not at its next poll")
+	} else if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run cancelled while idle = %v, want an error wrapping context.Canceled", err)
+	}
+
+	s.h.Note("a worker started with a ctx that is already cancelled")
 	q2 := s.refQueue(time.Minute, "task-3")
 	hs2 := s.handlers()
 	ctx, cancel := context.WithCancel(context.Background())

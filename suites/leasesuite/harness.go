@@ -232,6 +232,7 @@ type refQueue struct {
 	leaseErr    error // every Lease fails with it
 	extendErr   error // every Extend fails with it
 	ackErr      error // every Ack fails with it
+	nackErr     error // every Nack fails with it
 	revokeNext  bool  // the next Extend finds its lease revoked (ErrLeaseLost)
 	stallExtend bool  // Extend blocks until its ctx is done
 
@@ -443,6 +444,8 @@ func (q *refQueue) settle(ctx context.Context, op string, tok task.LeaseToken, d
 		rec.err = fmt.Errorf("suite's queue: %w", ctx.Err())
 	case op == "Ack" && q.ackErr != nil:
 		rec.err = q.ackErr
+	case op == "Nack" && q.nackErr != nil:
+		rec.err = q.nackErr
 	case e == nil:
 		rec.err = fmt.Errorf("suite's queue: %s: %w", call, task.ErrLeaseLost)
 	case delay < 0 || delay > task.MaxVisibilityTimeout:

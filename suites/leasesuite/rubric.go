@@ -213,7 +213,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "nack_releases_after_its_delay", Concept: "release-with-delay", Rules: []string{"R7"}, Points: 5,
-			Explanation: "Nack(token, 0) makes the task visible at once, Nack(token, 10m) exactly 10 minutes later; a released token is dead, and a Nack by a previous or expired holder is refused with ErrLeaseLost and releases nothing.",
+			Explanation: "Nack(token, 0) makes the task visible at once, Nack(token, 10m) exactly 10 minutes later, even with more of the lease left, and Nack(token, 3h) 3 hours later, even with less of it left; a released token is dead, and a Nack by a previous or expired holder is refused with ErrLeaseLost and releases nothing.",
 		},
 		Check: check(checkNack),
 	},
@@ -283,14 +283,14 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "worker_stops_on_queue_errors", Concept: "queue-errors-stop-the-worker", Rules: []string{"R16"}, Points: 4,
-			Explanation: "When the queue's Lease, Extend or Ack fails with an error other than ErrNoTask and ErrLeaseLost, Run cancels its handlers, waits for them and returns an error wrapping the queue's, without acknowledging a task whose handler did not finish. An error swallowed is a worker that looks healthy and does nothing.",
+			Explanation: "When the queue's Lease, Extend or Ack fails with an error other than ErrNoTask and ErrLeaseLost, Run cancels its handlers, waits for them and returns an error wrapping the queue's, without acknowledging a task whose handler did not finish; a failing Nack stops it too. An error swallowed is a worker that looks healthy and does nothing.",
 		},
 		Check: check(checkWorkerQueueFailure),
 	},
 	{
 		Case: suites.Case{
 			Name: "worker_shuts_down_cleanly", Concept: "queue-errors-stop-the-worker", Rules: []string{"R16", "R15"}, Points: 3,
-			Explanation: "When Run's ctx is cancelled it leases nothing more, cancels its handlers, waits for them, acknowledges what finished and releases what did not, and returns an error wrapping context.Canceled; started with a cancelled ctx it leases nothing.",
+			Explanation: "When Run's ctx is cancelled it leases nothing more, cancels its handlers, waits for them, acknowledges what finished and releases what did not, and returns an error wrapping context.Canceled; an idle worker returns at once, not at its next poll; started with a cancelled ctx it leases nothing.",
 		},
 		Check: check(checkWorkerShutdown),
 	},
