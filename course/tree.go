@@ -55,6 +55,9 @@ func CheckTree(root string, labs []Lab) error {
 		}
 	}
 	for _, name := range dirNames(filepath.Join(root, "suites")) {
+		if !strings.HasSuffix(name, "suite") {
+			continue // a toolkit package of the suites (suites/syncpoint), not a lab's suite
+		}
 		if l, ok := bySuite[name]; !ok {
 			bad("suites/%s is not the suite of a registered lab (a lab's suite is suites/<slug>suite)", name)
 		} else if l.Planned {
