@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fourth-outcome/labkit/attest"
@@ -56,7 +57,7 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 
 	binary := filepath.Join(work, "bin", opts.Lab.Slug+".test")
 	buildStart := time.Now()
-	buildOut, err := buildTestBinary(ctx, opts, files, work, binary)
+	buildOut, err := cachedBuild(ctx, opts, files, work, binary)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +136,37 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 		rep.Problems = append(rep.Problems, "the test binary exited with success before the suite finished (os.Exit in the code under test?)")
 	}
 	return rep, nil
+}
+
+// cachedBuild is buildTestBinary with the binaries of one batch shared:
+// a submission whose files are byte for byte another's (an unchanged
+// starter, a copy) reuses its binary instead of linking it again, which is
+// most of a run's time.
+func cachedBuild(ctx context.Context, opts Options, files map[string][]byte, work, binary string) ([]string, error) {
+	key := sourceHash(files) + fmt.Sprintf("-%s-race%v-sync%v", opts.Lab.Dir, opts.Race, opts.Lab.InstrumentSync)
+	shared := filepath.Join(opts.Kit.Scratch, "bin", key, filepath.Base(binary))
+	mu, _ := opts.Kit.builds.LoadOrStore(key, &sync.Mutex{})
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	if _, err := os.Stat(shared); err != nil {
+		out, err := buildTestBinary(ctx, opts, files, work, shared)
+		if err != nil || out != nil {
+			return out, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(binary), 0o755); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrKit, err)
+	}
+	if err := os.Link(shared, binary); err != nil {
+		data, err := os.ReadFile(shared)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrKit, err)
+		}
+		if err := os.WriteFile(binary, data, 0o755); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrKit, err)
+		}
+	}
+	return nil, nil
 }
 
 // buildTestBinary compiles the lab's test binary from the submission's files

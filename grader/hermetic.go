@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Kit is a pristine scratch copy of the kit that submissions are graded in,
@@ -40,6 +41,10 @@ type Kit struct {
 	// Content is a hash of the copy's files and the commit: what a grade
 	// depends on from the kit.
 	Content string
+
+	// builds holds a *sync.Mutex per test binary key, so that identical
+	// submissions (unchanged starters, copies) link their binary once.
+	builds sync.Map
 }
 
 // ErrKit is wrapped by errors about making the scratch copy of the kit.
