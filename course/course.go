@@ -21,6 +21,7 @@ import (
 	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
 	"github.com/fourth-outcome/labkit/suites/claimsuite"
+	"github.com/fourth-outcome/labkit/suites/fencingsuite"
 	"github.com/fourth-outcome/labkit/suites/leasesuite"
 	"github.com/fourth-outcome/labkit/suites/redissuite"
 	"github.com/fourth-outcome/labkit/suites/retrysuite"
@@ -71,7 +72,7 @@ var labs = []Lab{
 	built(ambiguoussuite.Lab, 0),
 	built(retrysuite.Lab, needsRace),
 	built(leasesuite.Lab, needsRace|schedulesSync),
-	planned(6, "fencing", "Fencing tokens against zombie workers"),
+	built(fencingsuite.Lab, needsRace|schedulesSync),
 	planned(7, "deadletter", "Dead-lettering by delivery count"),
 	planned(8, "checkpoint", "Checkpointed resumption"),
 	planned(9, "backpressure", "Bounded admission and backlog math"),
