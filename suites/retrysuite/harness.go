@@ -66,6 +66,8 @@ func noAnswer() error {
 
 func unavailable(int) error { return status(http.StatusServiceUnavailable) }
 
+func unavailable0() error { return status(http.StatusServiceUnavailable) }
+
 // describe renders an attempt's or a Do's error for the timeline.
 func describe(err error) string {
 	if err == nil {
@@ -274,8 +276,95 @@ func ceiling(base, capd time.Duration, n int) time.Duration {
 	return min(time.Duration(c), capd)
 }
 
-// nearTop reports whether d is the ceiling c up to the rounding of a
-// generator's largest draw (Int64N(c) is c-1ns, Float64 is just below 1).
-func nearTop(d, c time.Duration) bool {
-	return d <= c && d >= c-c/10000-time.Microsecond
+// budget is the lab's Budget as the suite uses it directly: the README's
+// public API of NewBudget's result.
+type budget interface {
+	Withdraw() bool
+	Deposit()
+	Tokens() int
+}
+
+// budgetOf returns b's Withdraw, Deposit and Tokens, and fails the test when
+// the lab's budget type lacks them.
+func budgetOf(t testing.TB, b any) budget {
+	t.Helper()
+	bb, ok := b.(budget)
+	if !ok {
+		t.Fatalf("NewBudget returned a %T, which has no Withdraw() bool, Deposit() and Tokens() int methods; keep the Budget API of the README", b)
+	}
+	return bb
+}
+
+// tokens returns b.Tokens(), with a panic turned into a failure.
+func tokens(t testing.TB, b any) (n int) {
+	t.Helper()
+	bb := budgetOf(t, b)
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("Budget.Tokens() panicked: %v", p)
+		}
+	}()
+	return bb.Tokens()
+}
+
+// ceilingOf calls Ceiling(n) and turns a panic into a fatal failure.
+func ceilingOf(t testing.TB, r Retrier, n int) (d time.Duration) {
+	t.Helper()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("Ceiling(%d) panicked: %v", n, p)
+		}
+	}()
+	return r.Ceiling(n)
+}
+
+// topOf is the largest value Delay(n) draws: the larger of Delay(n) with a
+// generator that always draws its largest value and with one that always
+// draws its smallest (so that an implementation that maps draws onto the
+// window the other way round is not penalised).
+func topOf(t testing.TB, tg target, cfg Config[any], n int) time.Duration {
+	t.Helper()
+	cfg.Rand = rand.New(maxDraws)
+	hi := delayOf(t, tg.policy(cfg), n)
+	cfg.Rand = rand.New(minDraws)
+	lo := delayOf(t, tg.policy(cfg), n)
+	return max(hi, lo)
+}
+
+// bottomOf is the smallest value Delay(n) draws, as topOf.
+func bottomOf(t testing.TB, tg target, cfg Config[any], n int) time.Duration {
+	t.Helper()
+	cfg.Rand = rand.New(maxDraws)
+	hi := delayOf(t, tg.policy(cfg), n)
+	cfg.Rand = rand.New(minDraws)
+	lo := delayOf(t, tg.policy(cfg), n)
+	return min(hi, lo)
+}
+
+// always returns a script whose every attempt fails with err().
+func always(err func() error) func(context.Context, int) error {
+	return func(context.Context, int) error { return err() }
+}
+
+// failThenSucceed returns a script whose first n attempts fail with err()
+// and whose later attempts succeed.
+func failThenSucceed(n int, err func() error) func(context.Context, int) error {
+	return func(_ context.Context, k int) error {
+		if k <= n {
+			return err()
+		}
+		return nil
+	}
+}
+
+// hangUntilDone is an attempt that never answers by itself: it returns when
+// its context ends, or after a day. It waits on a channel and a timer, never
+// on a mutex, so the bubble's clock can move.
+func hangUntilDone(opCtx context.Context) error {
+	select {
+	case <-opCtx.Done():
+		return fmt.Errorf("sign document: no answer: %w", opCtx.Err())
+	case <-time.After(24 * time.Hour):
+		return fmt.Errorf("sign document: no answer after a day: %w", errNoAnswer)
+	}
 }

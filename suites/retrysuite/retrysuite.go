@@ -26,6 +26,9 @@ import (
 
 // Retrier is what lab 04 builds, as the suite sees it: a retry policy.
 type Retrier interface {
+	// Ceiling returns the upper bound of Delay(n): min(Cap, Base·2ⁿ),
+	// without overflow, never negative.
+	Ceiling(n int) time.Duration
 	// Delay returns the backoff before retry n+1 (n = 0 is the wait after
 	// the first attempt failed): full jitter, uniform in
 	// [0, min(Cap, Base·2ⁿ)].

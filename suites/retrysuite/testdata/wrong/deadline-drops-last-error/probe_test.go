@@ -1,0 +1,62 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+var (
+	_ = context.Background
+	_ = errors.Is
+	_ = big.NewInt
+	_ = synctest.Test
+)
+
+// probeHTTPErr is a remote API answer: a status code and an optional
+// Retry-After hint.
+type probeHTTPErr struct {
+	code  int
+	after time.Duration
+}
+
+func (e probeHTTPErr) Error() string             { return fmt.Sprintf("remote: HTTP %d (retry after %v)", e.code, e.after) }
+func (e probeHTTPErr) StatusCode() int           { return e.code }
+func (e probeHTTPErr) RetryAfter() time.Duration { return e.after }
+
+func probeRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }
+
+// probeRecorder counts calls of op and records when each attempt started.
+type probeRecorder struct {
+	starts []time.Time
+}
+
+func (r *probeRecorder) gaps() []time.Duration {
+	var g []time.Duration
+	for i := 1; i < len(r.starts); i++ {
+		g = append(g, r.starts[i].Sub(r.starts[i-1]))
+	}
+	return g
+}
+
+// Promise (README, "What Do returns"): "an error that wraps the last attempt's
+// error (%w) ... the next wait would reach the deadline | context.DeadlineExceeded"
+// (wraps both).
+func TestProbeDeadlineGiveUpWrapsLastError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		last := probeHTTPErr{code: 429, after: 5 * time.Second}
+		p := Policy{MaxAttempts: 5, Base: 10 * time.Millisecond, Cap: 100 * time.Millisecond, Timeout: time.Second, Rand: probeRand(23)}
+		err := p.Do(context.Background(), func(context.Context) error { return last })
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err = %v, want it to wrap context.DeadlineExceeded", err)
+		}
+		if !errors.Is(err, last) {
+			t.Errorf("err = %v, want it to wrap the last attempt's error", err)
+		}
+	})
+}

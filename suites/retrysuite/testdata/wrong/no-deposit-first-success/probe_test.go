@@ -1,0 +1,63 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+var (
+	_ = context.Background
+	_ = errors.Is
+	_ = big.NewInt
+	_ = synctest.Test
+)
+
+// probeHTTPErr is a remote API answer: a status code and an optional
+// Retry-After hint.
+type probeHTTPErr struct {
+	code  int
+	after time.Duration
+}
+
+func (e probeHTTPErr) Error() string             { return fmt.Sprintf("remote: HTTP %d (retry after %v)", e.code, e.after) }
+func (e probeHTTPErr) StatusCode() int           { return e.code }
+func (e probeHTTPErr) RetryAfter() time.Duration { return e.after }
+
+func probeRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }
+
+// probeRecorder counts calls of op and records when each attempt started.
+type probeRecorder struct {
+	starts []time.Time
+}
+
+func (r *probeRecorder) gaps() []time.Duration {
+	var g []time.Duration
+	for i := 1; i < len(r.starts); i++ {
+		g = append(g, r.starts[i].Sub(r.starts[i-1]))
+	}
+	return g
+}
+
+// Promise (README, "The retry budget"; Do doc): "Each successful attempt puts
+// one token back" / "A successful attempt deposits a token in the Budget."
+func TestProbeFirstTrySuccessRefillsTheBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := NewBudget(3)
+		if !b.Withdraw() {
+			t.Fatal("Withdraw on a full budget failed")
+		}
+		p := Policy{MaxAttempts: 3, Base: 10 * time.Millisecond, Cap: 100 * time.Millisecond, Rand: probeRand(14), Budget: b}
+		if err := p.Do(context.Background(), func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.Tokens(); got != 3 {
+			t.Errorf("after a first-try success, Tokens() = %d, want 3 (2 + one deposit)", got)
+		}
+	})
+}
