@@ -155,10 +155,12 @@ func TestStarterChangedUnderTheStudentsEdits(t *testing.T) {
 	}
 }
 
-// TestCheckHTMLLinksIntoTheSite: check --html writes feedback whose links
-// to the course reach pages and anchors of the rendered site, not the .md
-// sources.
-func TestCheckHTMLLinksIntoTheSite(t *testing.T) {
+// TestCheckStarterOneScreenAndHTML is the acceptance on lab 01's
+// starter: labctl check prints at most 50 lines, ending with the next step
+// and without colour outside a terminal, and --html writes feedback whose
+// links to the course reach pages and anchors of the rendered site, not the
+// .md sources.
+func TestCheckStarterOneScreenAndHTML(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite")
 	}
@@ -169,6 +171,12 @@ func TestCheckHTMLLinksIntoTheSite(t *testing.T) {
 	r := labctl(t, kit, "check", "1", "--quiet", "--html", out)
 	if r.code != 1 {
 		t.Fatalf("check 1 --html on the starter: exit %d, want 1: %s", r.code, r.stderr)
+	}
+	if n := strings.Count(r.stdout, "\n"); n > maxTermLines {
+		t.Errorf("check 1 on the starter: %d lines, want at most %d:\n%s", n, maxTermLines, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "\nNext: Fix ") || strings.Contains(r.stdout, "\x1b[") {
+		t.Errorf("check 1 on the starter: want a next step and no colour outside a terminal:\n%s", r.stdout)
 	}
 	page, err := os.ReadFile(out)
 	if err != nil {
@@ -238,25 +246,5 @@ func TestRedisEnvironmentErrorsKeepProgress(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(statePath(kit)); string(after) != string(before) {
 		t.Errorf("an environment error changed the recorded progress:\nbefore %s\nafter %s", before, after)
-	}
-}
-
-// TestCheckStarterFitsOneScreen is the acceptance: labctl check on
-// lab 01's starter fits in 50 lines and ends with the next step.
-func TestCheckStarterFitsOneScreen(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the suite")
-	}
-	t.Parallel()
-	kit := copyKit(t)
-	r := labctl(t, kit, "check", "1")
-	if r.code != 1 {
-		t.Fatalf("check 1 on the starter: exit %d: %s", r.code, r.stderr)
-	}
-	if n := strings.Count(r.stdout, "\n"); n > maxTermLines {
-		t.Errorf("check 1 on the starter: %d lines, want at most %d:\n%s", n, maxTermLines, r.stdout)
-	}
-	if !strings.Contains(r.stdout, "\nNext: Fix ") || strings.Contains(r.stdout, "\x1b[") {
-		t.Errorf("check 1 on the starter: want a next step and no colour outside a terminal:\n%s", r.stdout)
 	}
 }
