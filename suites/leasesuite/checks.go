@@ -762,7 +762,7 @@ func checkWorkerStopsWhenLost(t *testing.T, s *target) {
 	}
 	lostAt := extends[0].at
 	if at, ok := j.cancelled(); !ok || at != lostAt {
-		t.Errorf("Extend said ErrLeaseLost at t=%v; the handler's ctx was cancelled at %v, want at once (t=%v): the work must stop before the task's new holder starts", lostAt, cancelText(at, ok), lostAt)
+		t.Errorf("Extend said ErrLeaseLost at t=%v; the handler's ctx was %s, want cancelled at once (t=%v): the work must stop before the task's new holder starts", lostAt, cancelText(at, ok), lostAt)
 	}
 	for _, c := range append(acks, nacks...) {
 		if c.token == j.lease.Token {
@@ -791,7 +791,7 @@ func checkWorkerStopsWhenLost(t *testing.T, s *target) {
 	end := j2.lease.Expires.Sub(s.start)
 	s.advanceTo(end)
 	if at, ok := j2.cancelled(); !ok || at > end {
-		t.Errorf("Extend stalled and the lease ended at t=%v; the handler's ctx was cancelled at %v, want by t=%v at the latest: work must stop when the lease ends unrenewed", end, cancelText(at, ok), end)
+		t.Errorf("Extend stalled and the lease ended at t=%v; the handler's ctx was %s, want cancelled by t=%v at the latest: work must stop when the lease ends unrenewed", end, cancelText(at, ok), end)
 	}
 	s.advanceTo(from + 31*time.Second)
 	if r2.call.Returned() {
@@ -812,9 +812,9 @@ func checkWorkerStopsWhenLost(t *testing.T, s *target) {
 
 func cancelText(at time.Duration, ok bool) string {
 	if !ok {
-		return "never"
+		return "never cancelled"
 	}
-	return fmt.Sprintf("t=%v", at)
+	return fmt.Sprintf("cancelled at t=%v", at)
 }
 
 func checkWorkerSettles(t *testing.T, s *target) {

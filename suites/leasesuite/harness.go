@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ type target struct {
 	h         *suites.History
 	start     time.Time // the case's t=0s
 	tokens    *tokenNames
+	refTokens atomic.Int64 // the suite's queues' tokens, unique in the case
 	newQueue  func(task.QueueOptions) (Queue, error)
 	newWorker func(task.LeaseQueue, task.WorkerOptions, task.Handler) Runner
 }
@@ -226,7 +228,6 @@ type refQueue struct {
 
 	mu      sync.Mutex
 	entries []*refEntry // in enqueue order
-	tokens  int
 
 	// Faults, set by the case.
 	leaseErr    error // every Lease fails with it
@@ -296,6 +297,17 @@ func (q *refQueue) spin(ctx context.Context, call string) error {
 	return nil
 }
 
+// holderOf names the worker a token was issued to, for the timeline. q.mu
+// must be held.
+func (q *refQueue) holderOf(tok task.LeaseToken) string {
+	for _, e := range q.entries {
+		if tok != "" && e.token == tok {
+			return e.holder
+		}
+	}
+	return "worker"
+}
+
 func (q *refQueue) find(tok task.LeaseToken, now time.Time) *refEntry {
 	for _, e := range q.entries {
 		if !e.acked && tok != "" && e.token == tok && now.Before(e.visibleAt) {
@@ -340,10 +352,9 @@ func (q *refQueue) Lease(ctx context.Context, holder string) (task.Lease, error)
 			continue
 		}
 		if e.token != "" {
-			q.s.h.Recordf("suite's queue", "", "%s's lease %s of %s ended at %s unacknowledged: the task is visible again", e.holder, q.s.tokens.name(e.token), e.task.ID, q.s.at(e.visibleAt))
+			q.s.h.Recordf("suite's queue", fmt.Sprintf("lease %s of %s", q.s.tokens.name(e.token), e.task.ID), "ended at %s unacknowledged (%s's): the task is visible again", q.s.at(e.visibleAt), e.holder)
 		}
-		q.tokens++
-		e.token = task.LeaseToken(fmt.Sprintf("ref-%d", q.tokens))
+		e.token = task.LeaseToken(fmt.Sprintf("ref-%d", q.s.refTokens.Add(1)))
 		e.holder = holder
 		e.attempts++
 		e.visibleAt = now.Add(q.visibility)
@@ -365,13 +376,14 @@ func (q *refQueue) Extend(ctx context.Context, tok task.LeaseToken, d time.Durat
 		return task.Lease{}, err
 	}
 	q.mu.Lock()
+	actor := q.holderOf(tok)
 	if q.stallExtend {
-		q.s.h.Record("worker", call, "stalls: the queue does not answer")
+		q.s.h.Record(actor, call, "stalls: the queue does not answer")
 		q.mu.Unlock()
 		<-ctx.Done()
 		q.mu.Lock()
 		q.extends = append(q.extends, refCall{at: q.s.now(), token: tok, d: d, err: ctx.Err()})
-		q.s.h.Record("worker", call, "gives up: "+ctx.Err().Error())
+		q.s.h.Record(actor, call, "the caller gives up: "+ctx.Err().Error())
 		q.mu.Unlock()
 		return task.Lease{}, fmt.Errorf("suite's queue: %w", ctx.Err())
 	}
@@ -380,19 +392,19 @@ func (q *refQueue) Extend(ctx context.Context, tok task.LeaseToken, d time.Durat
 	defer func() { q.extends = append(q.extends, rec) }()
 	if err := ctx.Err(); err != nil {
 		rec.err = fmt.Errorf("suite's queue: %w", err)
-		q.s.h.Record("worker", call, outcome(rec.err))
+		q.s.h.Record(actor, call, outcome(rec.err))
 		return task.Lease{}, rec.err
 	}
 	if q.extendErr != nil {
 		rec.err = q.extendErr
-		q.s.h.Record("worker", call, outcome(rec.err))
+		q.s.h.Record(actor, call, outcome(rec.err))
 		return task.Lease{}, rec.err
 	}
 	now := time.Now()
 	e := q.find(tok, now)
 	if e != nil && q.revokeNext {
 		q.revokeNext = false
-		q.s.h.Recordf("suite's queue", "", "%s's lease %s is revoked (as if the worker had stalled past its expiry and %s was leased again)", e.holder, q.s.tokens.name(tok), e.task.ID)
+		q.s.h.Recordf("suite's queue", fmt.Sprintf("revokes %s", q.s.tokens.name(tok)), "%s's lease of %s is over (as if %s had stalled past its expiry and the task was leased again)", e.holder, e.task.ID, e.holder)
 		e.visibleAt = now
 		e = nil
 	}
@@ -401,7 +413,7 @@ func (q *refQueue) Extend(ctx context.Context, tok task.LeaseToken, d time.Durat
 		if e != nil {
 			rec.err = fmt.Errorf("suite's queue: extend by %v: %w", d, task.ErrInvalidDuration)
 		}
-		q.s.h.Record("worker", call, outcome(rec.err))
+		q.s.h.Record(actor, call, outcome(rec.err))
 		return task.Lease{}, rec.err
 	}
 	e.visibleAt = now.Add(d)
@@ -433,12 +445,9 @@ func (q *refQueue) settle(ctx context.Context, op string, tok task.LeaseToken, d
 			q.nacks = append(q.nacks, rec)
 		}
 	}()
-	actor := "worker"
+	actor := q.holderOf(tok)
 	now := time.Now()
 	e := q.find(tok, now)
-	if e != nil {
-		actor = e.holder
-	}
 	switch {
 	case ctx.Err() != nil:
 		rec.err = fmt.Errorf("suite's queue: %w", ctx.Err())
