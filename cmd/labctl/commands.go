@@ -41,7 +41,7 @@ type env struct {
 var errHelp = errors.New("help shown")
 
 func commands() []*command {
-	return []*command{checkCmd, listCmd, hintCmd, gradeCmd, releaseCmd, verifyCmd, mutateCmd, docsCmd, resetCmd, watchCmd, interviewCmd}
+	return []*command{checkCmd, watchCmd, listCmd, hintCmd, resetCmd, interviewCmd, docsCmd, gradeCmd, releaseCmd, verifyCmd, mutateCmd}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -136,7 +136,7 @@ Commands:
 
 `)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "\t%-8s %s\n", c.name, c.short)
+		fmt.Fprintf(w, "\t%-10s %s\n", c.name, c.short)
 	}
 	fmt.Fprint(w, `
 Run "labctl <command> --help" for a command's flags.
