@@ -72,13 +72,13 @@ func TestReleaseBuildsWithoutSolutions(t *testing.T) {
 		t.Errorf("release has no RELEASE.md: %v", err)
 	}
 
-	// -trimpath: the packages compile to the same cache entries as in the
-	// kit, so only what the release changes is rebuilt.
-	build := exec.Command("go", "build", "-trimpath", "./...")
+	// labctl builds in the release (-trimpath: its packages compile to the
+	// same cache entries as in the kit, so only what differs is rebuilt).
+	build := exec.Command("go", "build", "-trimpath", "-o", os.DevNull, "./cmd/labctl")
 	build.Dir = rel
 	build.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./... in the release: %v\n%s", err, out)
+		t.Fatalf("go build ./cmd/labctl in the release: %v\n%s", err, out)
 	}
 	// Every starter, graded in the release by the release's own labctl,
 	// fails each case with its not-implemented error.
@@ -87,7 +87,7 @@ func TestReleaseBuildsWithoutSolutions(t *testing.T) {
 		writeTree(t, filepath.Join(class, "starter-"+l.Dir), prefixed("labs/"+l.Dir+"/", goFiles(t, filepath.Join(rel, "labs", l.Dir), false)))
 	}
 	out := t.TempDir()
-	if r := labctl(t, rel, "grade", class, "--out", out, "--race", "off"); r.code != 0 {
+	if r := labctl(t, rel, "grade", class, "--out", out); r.code != 0 {
 		t.Fatalf("grade in the release: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, l := range course.Built() {
