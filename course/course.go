@@ -21,6 +21,7 @@ import (
 	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
 	"github.com/fourth-outcome/labkit/suites/claimsuite"
+	"github.com/fourth-outcome/labkit/suites/deadlettersuite"
 	"github.com/fourth-outcome/labkit/suites/fencingsuite"
 	"github.com/fourth-outcome/labkit/suites/leasesuite"
 	"github.com/fourth-outcome/labkit/suites/redissuite"
@@ -73,7 +74,7 @@ var labs = []Lab{
 	built(retrysuite.Lab, needsRace),
 	built(leasesuite.Lab, needsRace|schedulesSync),
 	built(fencingsuite.Lab, needsRace|schedulesSync),
-	planned(7, "deadletter", "Dead-lettering by delivery count"),
+	built(deadlettersuite.Lab, needsRace),
 	planned(8, "checkpoint", "Checkpointed resumption"),
 	planned(9, "backpressure", "Bounded admission and backlog math"),
 	planned(10, "engine", "The durable agent task engine"),
