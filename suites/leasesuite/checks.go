@@ -968,6 +968,29 @@ func checkWorkerShutdown(t *testing.T, s *target) {
 		t.Errorf("Run cancelled while idle = %v, want an error wrapping context.Canceled", err)
 	}
 
+	s.h.Note("a worker whose renewal is in flight, unanswered, when its ctx is cancelled")
+	qs := s.refQueue(time.Minute, "task-4")
+	hss := s.handlers()
+	rs := s.startWorker(t, qs, task.WorkerOptions{Name: "w-stalled", PollInterval: time.Second}, hss)
+	js := hss.next()
+	if js == nil {
+		t.Fatal("worker did not start a handler for task-4")
+	}
+	qs.set(func(q *refQueue) { q.stallExtend = true })
+	s.advanceTo(s.now() + 45*time.Second) // the renewal is out, the lease holds until 1m
+	if err, returned := rs.stop(); !returned {
+		t.Errorf("Run had not returned after its ctx was cancelled during an unanswered renewal, want it to return at once, not when the lease ends")
+	} else if !errors.Is(err, context.Canceled) {
+		t.Errorf("Run cancelled during a renewal = %v, want an error wrapping context.Canceled", err)
+	}
+	if _, ok := js.cancelled(); !ok {
+		t.Errorf("Run returned without cancelling the ctx of task-4's handler")
+	}
+	_, _, _, nacks, _, _ = qs.snapshot()
+	if len(nacks) != 1 || nacks[0].err != nil {
+		t.Errorf("the worker stopped during a renewal with task-4's lease still its own: its Nacks %v, want one, accepted, so the task is back at once", nacks)
+	}
+
 	s.h.Note("a worker started with a ctx that is already cancelled")
 	q2 := s.refQueue(time.Minute, "task-3")
 	hs2 := s.handlers()

@@ -290,7 +290,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "worker_shuts_down_cleanly", Concept: "queue-errors-stop-the-worker", Rules: []string{"R16", "R15"}, Points: 3,
-			Explanation: "When Run's ctx is cancelled it leases nothing more, cancels its handlers, waits for them, acknowledges what finished and releases what did not, and returns an error wrapping context.Canceled; an idle worker returns at once, not at its next poll; started with a cancelled ctx it leases nothing.",
+			Explanation: "When Run's ctx is cancelled it leases nothing more, cancels its handlers, waits for them, acknowledges what finished and releases what did not, and returns an error wrapping context.Canceled; an idle worker returns at once, not at its next poll, and one whose renewal is unanswered returns at once and releases its task; started with a cancelled ctx it leases nothing.",
 		},
 		Check: check(checkWorkerShutdown),
 	},
