@@ -1,6 +1,8 @@
 package grader_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -196,5 +198,64 @@ func init() {
 	again := gradeHermetic(t, Options{Impl: filepath.Join(root, "solutions", "01-claim")})
 	if !again.Passed {
 		t.Errorf("solution after the hostile run: score %d/%d, want a pass", again.Score, again.Total)
+	}
+}
+
+// cancelWriter cancels a context on its first write.
+type cancelWriter struct {
+	once   sync.Once
+	cancel context.CancelFunc
+	at     time.Time // when it cancelled
+}
+
+func (w *cancelWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { w.at = time.Now(); w.cancel() })
+	return len(p), nil
+}
+
+// TestHermeticCancelStopsTheRun cancels the grading of a submission once its
+// first case has finished and the second spins forever: RunGoTest must
+// return at once with the context's error, its process tree stopped, not
+// when the suite's time limit ends.
+func TestHermeticCancelStopsTheRun(t *testing.T) {
+	t.Parallel()
+	impl := t.TempDir()
+	src := `package claim
+
+import (
+	"context"
+	"errors"
+)
+
+var ErrInProgress = errors.New("in progress")
+
+var stores int
+
+type Store struct{ id int }
+
+func New() *Store { stores++; return &Store{id: stores} }
+
+// Do answers for the first store and spins forever for the others.
+func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {
+	for s.id > 1 {
+	}
+	return work(ctx)
+}
+`
+	if err := os.WriteFile(filepath.Join(impl, "claim.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cw := &cancelWriter{cancel: cancel} // cancels as the first case ends
+	opts := Options{Root: kitRoot(t), Lab: claimLab(t), Impl: impl, Timeout: time.Minute, Kit: hermeticKit(t), Sandbox: testSandbox(t), Progress: cw}
+	rep, err := RunGoTest(ctx, opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunGoTest cancelled after the first case = %v, %v; want context.Canceled", rep, err)
+	}
+	// A generous bound: without the cancel the run would last the suite's
+	// minute.
+	if took := time.Since(cw.at); took > 30*time.Second {
+		t.Errorf("RunGoTest returned %s after the cancel, want it to stop the run at once", took)
 	}
 }
