@@ -31,6 +31,86 @@ func TestOtherStyles(t *testing.T) {
 	fencingsuite.Run(t, newCASLocks, newKeyLockedStore)
 }
 
+// TestActorStyle runs the suite on a lock service in the Go actor style:
+// NewLocks starts one goroutine that owns the grants, and Acquire and
+// Release send it requests with a reply channel. It has no Close, so its
+// goroutine is still waiting for a request when each case ends.
+func TestActorStyle(t *testing.T) {
+	fencingsuite.Run(t, newActorLocks, newKeyLockedStore)
+}
+
+type actorLocks struct {
+	requests chan lockRequest
+}
+
+type lockRequest struct {
+	acquire  bool
+	resource string
+	holder   string
+	grant    task.Grant // for a release
+	reply    chan lockReply
+}
+
+type lockReply struct {
+	grant task.Grant
+	err   error
+}
+
+func newActorLocks(o task.LockOptions) (*actorLocks, error) {
+	switch {
+	case o.TTL < 0:
+		return nil, fmt.Errorf("new locks: %w", task.ErrInvalidTTL)
+	case o.TTL == 0:
+		o.TTL = task.DefaultLockTTL
+	}
+	l := &actorLocks{requests: make(chan lockRequest)}
+	go l.loop(o.TTL)
+	return l, nil
+}
+
+// loop owns the grants and the counter: nobody else touches them.
+func (l *actorLocks) loop(ttl time.Duration) {
+	grants := map[string]task.Grant{}
+	var last task.FencingToken
+	for r := range l.requests {
+		now := time.Now()
+		cur, ok := grants[r.resource]
+		switch {
+		case r.acquire && ok && now.Before(cur.Expires):
+			r.reply <- lockReply{err: fmt.Errorf("acquire %q: %w", r.resource, task.ErrLockHeld)}
+		case r.acquire:
+			last++
+			g := task.Grant{Resource: r.resource, Holder: r.holder, Token: last, Expires: now.Add(ttl)}
+			grants[r.resource] = g
+			r.reply <- lockReply{grant: g}
+		case !ok || cur.Token != r.grant.Token || !now.Before(cur.Expires):
+			r.reply <- lockReply{err: fmt.Errorf("release %s: %w", r.grant, task.ErrLockLost)}
+		default:
+			delete(grants, r.resource)
+			r.reply <- lockReply{}
+		}
+	}
+}
+
+func (l *actorLocks) ask(ctx context.Context, r lockRequest) (task.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		return task.Grant{}, err
+	}
+	r.reply = make(chan lockReply)
+	l.requests <- r
+	a := <-r.reply
+	return a.grant, a.err
+}
+
+func (l *actorLocks) Acquire(ctx context.Context, resource, holder string) (task.Grant, error) {
+	return l.ask(ctx, lockRequest{acquire: true, resource: resource, holder: holder})
+}
+
+func (l *actorLocks) Release(ctx context.Context, g task.Grant) error {
+	_, err := l.ask(ctx, lockRequest{resource: g.Resource, grant: g})
+	return err
+}
+
 // casLocks keeps one atomic pointer per resource. A grant replaces the
 // pointer by compare-and-swap, so two Acquires that both saw the resource
 // free cannot both win; a release swaps in a released marker that keeps

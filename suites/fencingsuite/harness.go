@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,7 +29,7 @@ type target struct {
 // calls are recorded in h, and ends the case if the constructor fails.
 func (tg target) locks(t *testing.T, h *suites.History, ttl time.Duration) lockService {
 	t.Helper()
-	l, err := tg.newLocks(task.LockOptions{TTL: ttl})
+	l, err := tg.build(ttl)
 	if err != nil {
 		t.Fatalf("NewLocks(LockOptions{TTL: %v}) = %v, want a lock service", ttl, err)
 	}
@@ -36,12 +37,29 @@ func (tg target) locks(t *testing.T, h *suites.History, ttl time.Duration) lockS
 	return lockService{LockService: l, h: h}
 }
 
+// build calls the lab's NewLocks through suites.Construct, so that
+// goroutines the lock service starts (an actor that owns the grants) are
+// its own, and may stay blocked when the case ends.
+func (tg target) build(ttl time.Duration) (task.LockService, error) {
+	type built struct {
+		l   task.LockService
+		err error
+	}
+	b := suites.Construct(func() built {
+		l, err := tg.newLocks(task.LockOptions{TTL: ttl})
+		return built{l, err}
+	})
+	return b.l, b.err
+}
+
 // store builds a store over a new, empty memKV; its calls are recorded in
 // h.
 func (tg target) store(t *testing.T, h *suites.History) fencedStore {
 	t.Helper()
 	kv := &memKV{h: h, values: map[string]task.FencedValue{}}
-	s := tg.newStore(kv)
+	// Through Construct, goroutines the store starts (an actor that owns
+	// its KV calls) are its own, and may stay blocked when the case ends.
+	s := suites.Construct(func() task.FencedStore { return tg.newStore(kv) })
 	suites.CloseAtEnd(t, s)
 	return fencedStore{FencedStore: s, kv: kv, h: h}
 }
@@ -262,6 +280,7 @@ const (
 	grantAttempts   = 3  // Acquire attempts of each goroutine per round
 	scheduledRounds = 20 // seeded schedules tried on an instrumented lock service
 	freeRounds      = 50 // real races, for the race detector
+	writeRounds     = 20 // real races of writes, for the race detector
 )
 
 // startLine returns wait, which blocks its callers (spinning, so that they
@@ -368,6 +387,39 @@ func scheduledGrantRound(seed int64, l task.LockService, resource string) (strin
 	}
 	res := syncpoint.Race(seed, names, fs...)
 	return r.problem(), res
+}
+
+// freeWriteRound releases one goroutine per token at once, each writing to
+// key with its token, and then reads key: it must hold the highest token's
+// value. It returns what went wrong, or "".
+func freeWriteRound(s task.FencedStore, key string, tokens []task.FencingToken) string {
+	highest := slices.Max(tokens)
+	var mu sync.Mutex
+	var problems []string
+	wait, start := startLine()
+	var wg sync.WaitGroup
+	for _, tok := range tokens {
+		wg.Go(func() {
+			wait()
+			value := fmt.Sprintf("written with %d", tok)
+			err := s.Write(context.Background(), tok, key, value)
+			if err != nil && (tok == highest || !errors.Is(err, task.ErrStaleToken)) {
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("%s = %v, want nil or %s", writeCall(tok, key, value), err, wrapping(task.ErrStaleToken)))
+				mu.Unlock()
+			}
+		})
+	}
+	start()
+	wg.Wait()
+	if len(problems) > 0 {
+		return problems[0]
+	}
+	want := task.FencedValue{Value: fmt.Sprintf("written with %d", highest), Token: highest}
+	if v, ok, err := s.Read(context.Background(), key); err != nil || !ok || v != want {
+		return fmt.Sprintf("tokens %v written to %q at the same instant, then Read(%q) = %v, %v, %v, want %v, true, nil", tokens, key, key, v, ok, err, want)
+	}
+	return ""
 }
 
 // raceDetector reports whether the test binary was built with the race
