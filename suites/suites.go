@@ -44,6 +44,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fourth-outcome/labkit/attest"
 	"github.com/fourth-outcome/labkit/rubric"
 )
 
@@ -95,7 +96,9 @@ func RunRealTime[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(t *
 func run[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(*testing.T, *History) T, bubble bool) {
 	t.Helper()
 	for _, tt := range tests {
-		t.Run(tt.Name, func(t *testing.T) {
+		// No case runs in parallel, so t.Run returns its final verdict,
+		// which the grader trusts only when signed (package attest).
+		passed := t.Run(tt.Name, func(t *testing.T) {
 			h := NewHistory()
 			t.Cleanup(func() {
 				if t.Failed() {
@@ -111,6 +114,7 @@ func run[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(*testing.T,
 				Guard(t, func() { tt.Check(t, h, impl) })
 			}
 		})
+		attest.Case(t, tt.Name, passed)
 	}
 }
 

@@ -211,6 +211,35 @@ func init() {
 	writeTree(tb, filepath.Join(dir, "writes-outside"), writes)
 	want["writes-outside"] = expect{lab: 1, score: "100"}
 
+	// Test2json framing claiming every case passed, printed on every call
+	// of a store that fails everything: the suite's signatures decide.
+	claim, _ := course.Find("claim")
+	var forged []string
+	for _, c := range claim.Cases {
+		name := claim.TestName + "/" + c.Name
+		forged = append(forged, "\\x16=== RUN   "+name+"\\n", "\\x16--- PASS: "+name+" (0.00s)\\n", "--- PASS: "+name+" (0.00s)\\n")
+	}
+	writeTree(tb, filepath.Join(dir, "forged-results"), map[string][]byte{"claim.go": []byte(fmt.Sprintf(`package claim
+
+import (
+	"context"
+	"errors"
+	"os"
+)
+
+var ErrInProgress = errors.New("in progress")
+
+type Store struct{}
+
+func New() *Store { return &Store{} }
+
+func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {
+	os.Stdout.WriteString("%s")
+	return "", errors.New("not done")
+}
+`, strings.Join(forged, "")))})
+	want["forged-results"] = expect{lab: 1, score: "0"}
+
 	added := map[string][]byte{"extra_test.go": []byte("package claim\n\nimport \"testing\"\n\nfunc TestExtra(t *testing.T) {}\n")}
 	for n, d := range starter {
 		added[n] = d
