@@ -100,8 +100,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 	}
-	wg.Wait()
-	failOnce.Do(func() {}) // no failure can be recorded after this
+	wg.Wait() // every fail call has returned: failure is settled
 	if failure != nil {
 		return failure
 	}
@@ -132,9 +131,9 @@ func (w *Worker) work(ctx context.Context, l Lease) error {
 		case <-renew.C:
 			renewed, err := w.renew(ctx, l, length)
 			if err != nil {
-				// Lost, or the queue failed: the work must stop now,
-				// before someone else works on the task, and the token is
-				// not ours to ack or nack any more.
+				// Lost, the queue failed, or the worker is stopping:
+				// the work must stop now. Only in the last case is the
+				// lease still ours to settle.
 				cancel()
 				handled := <-result
 				switch {
