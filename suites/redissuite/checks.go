@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +213,85 @@ func checkAbandonedClaim(t *testing.T, h *suites.History, e *env) {
 	if err != nil || v != "signed by B" {
 		t.Errorf(`Do("acme", "order-1") %v after worker A claimed it = %q, %v, want the work to run ("signed by B", nil): worker A died, and its claim must expire by itself after ClaimTTL (%v)`,
 			e.ClaimTTL+e.Margin, v, shortErr(err), e.ClaimTTL)
+		return
+	}
+	checkVanishingHolder(t, h, e)
+	if t.Failed() || !e.virtual {
+		return
+	}
+	// To the millisecond: a store whose ClaimTTL is not a whole number of
+	// seconds.
+	const claimTTL, margin = 1500 * time.Millisecond, 100 * time.Millisecond
+	d := e.procWith("worker D (ClaimTTL 1.5s)", Options{Prefix: e.prefix, ClaimTTL: claimTTL, Retention: e.Retention})
+	if _, err := d.Claim("acme", "order-3", "fp:doc-44"); err != nil {
+		t.Fatalf(`Claim("acme", "order-3") on a new key = %v, want a held claim and a nil error`, shortErr(err))
+	}
+	h.Note("worker D dies holding its claim")
+	e.advance(claimTTL - margin)
+	v, err = b.Do("acme", "order-3", "fp:doc-44", c.work(h, "worker B", "signed:doc-44"))
+	if !errors.Is(err, errs.InProgress) {
+		t.Errorf(`Do("acme", "order-3") %v after a store with ClaimTTL %v claimed it = %q, %v, want an error wrapping %q: the claim lasts ClaimTTL to the millisecond, not whole seconds`, claimTTL-margin, claimTTL, v, shortErr(err), errs.InProgress)
+		return
+	}
+	e.advance(2 * margin)
+	v, err = b.Do("acme", "order-3", "fp:doc-44", c.work(h, "worker B", "signed:doc-44"))
+	if err != nil || v != "signed:doc-44" {
+		t.Errorf(`Do("acme", "order-3") %v after a store with ClaimTTL %v claimed it = %q, %v, want the work to run ("signed:doc-44", nil)`, claimTTL+margin, claimTTL, v, shortErr(err))
+	}
+}
+
+// checkVanishingHolder has worker B's Claim find the key held by worker A,
+// and stalls B before its next command while A's claim expires. B must not
+// come back with a claim it never wrote: if its work runs, it must be able
+// to complete it.
+func checkVanishingHolder(t testing.TB, h *suites.History, e *env) {
+	t.Helper()
+	a, b, c := e.proc("worker E"), e.proc("worker F"), e.proc("worker G")
+	if _, err := a.Claim("acme", "order-2", "fp:doc-43"); err != nil {
+		t.Fatalf(`worker E: Claim("acme", "order-2") on a new key = %v, want a held claim and a nil error`, shortErr(err))
+	}
+	held := make(chan string, 1)
+	resume := make(chan struct{})
+	start := b.sent.Load()
+	g := gateFunc(func(n int64, cmd string) {
+		if n == start+2 {
+			held <- cmd
+			<-resume
+		}
+	})
+	b.gate.Store(&g)
+	var w counter
+	var v string
+	var err error
+	call := e.goCall(func() {
+		v, err = b.store.Do(context.Background(), "acme", "order-2", "fp:doc-43", w.work(h, b.name, "signed by F"))
+	})
+	select {
+	case cmd := <-held:
+		e.h.Recordf(b.name, `Do("acme", "order-2")`, "found the key held; its connection stalls before %s", cmd)
+		e.h.Note("worker E dies; its claim expires while worker F is stalled")
+		e.advance(e.ClaimTTL + e.Margin)
+		close(resume)
+		call.Wait()
+	case <-call.Done():
+		// One command settled it: there was no gap to stall in.
+		close(resume)
+	}
+	b.gate.Store(nil)
+	h.Record(b.name, `Do("acme", "order-2")`, e.describe(v, err))
+	if w.n.Load() == 0 {
+		if err == nil {
+			t.Errorf(`worker F: Do("acme", "order-2") = %q, nil without running the work, want the work's result or an error`, v)
+		}
+		return
+	}
+	if err != nil || v != "signed by F" {
+		t.Errorf(`worker F: Do("acme", "order-2"), which ran the work after worker E's claim vanished = %q, %v, want "signed by F", nil: the work may only run under a claim the store really wrote (SET NX again, do not assume the key is yours)`, v, shortErr(err))
+		return
+	}
+	var again counter
+	if v, err := c.Do("acme", "order-2", "fp:doc-43", again.work(h, c.name, "signed by G")); err != nil || v != "signed by F" {
+		t.Errorf(`worker G: Do("acme", "order-2") after worker F completed it = %q, %v, want F's "signed by F", nil`, v, shortErr(err))
 	}
 }
 
@@ -230,10 +310,41 @@ func checkRetention(t *testing.T, h *suites.History, e *env) {
 		return
 	}
 	e.advance(2 * e.Margin)
-	v, err = b.Do("acme", "order-1", "fp:doc-42", c.work(h, "worker B", "signed:doc-42 (new)"))
+	// The process that completed the key asks first: it must not answer
+	// from anything it remembers itself.
+	v, err = a.Do("acme", "order-1", "fp:doc-42", c.work(h, "worker A", "signed:doc-42 (new)"))
 	if err != nil || v != "signed:doc-42 (new)" {
-		t.Errorf(`Do("acme", "order-1") %v after it completed = %q, %v, want the work to run again ("signed:doc-42 (new)", nil): the retention window of %v has passed, so the record must have expired`,
+		t.Errorf(`worker A: Do("acme", "order-1") %v after it completed it = %q, %v, want the work to run again ("signed:doc-42 (new)", nil): the retention window of %v has passed, so the record must have expired, also for the process that stored it`,
 			e.Retention+e.Margin, v, shortErr(err), e.Retention)
+	}
+	if !e.virtual {
+		return
+	}
+	// Far past the end, and to the millisecond: a store whose retention is
+	// not a whole number of seconds.
+	if _, err := b.Do("acme", "order-2", "fp:doc-43", c.work(h, "worker B", "signed:doc-43")); err != nil {
+		t.Fatalf(`Do("acme", "order-2") = %v, want nil`, shortErr(err))
+	}
+	e.advance(3 * 24 * time.Hour)
+	v, err = b.Do("acme", "order-2", "fp:doc-43", c.work(h, "worker B", "signed:doc-43 (new)"))
+	if err != nil || v != "signed:doc-43 (new)" {
+		t.Errorf(`Do("acme", "order-2") three days after it completed = %q, %v, want the work to run again ("signed:doc-43 (new)", nil): the retention window is %v`, v, shortErr(err), e.Retention)
+	}
+	const retention, margin = 2500 * time.Millisecond, 100 * time.Millisecond
+	p := e.procWith("worker D (Retention 2.5s)", Options{Prefix: e.prefix, ClaimTTL: e.ClaimTTL, Retention: retention})
+	if _, err := p.Do("acme", "order-3", "fp:doc-44", c.work(h, p.name, "signed:doc-44")); err != nil {
+		t.Fatalf(`Do("acme", "order-3") = %v, want nil`, shortErr(err))
+	}
+	e.advance(retention - margin)
+	v, err = p.Do("acme", "order-3", "fp:doc-44", c.work(h, p.name, "signed:doc-44 (again)"))
+	if err != nil || v != "signed:doc-44" {
+		t.Errorf(`Do("acme", "order-3") %v after a store with Retention %v completed it = %q, %v, want the stored "signed:doc-44", nil: the retention counts milliseconds, not whole seconds`, retention-margin, retention, v, shortErr(err))
+		return
+	}
+	e.advance(2 * margin)
+	v, err = p.Do("acme", "order-3", "fp:doc-44", c.work(h, p.name, "signed:doc-44 (new)"))
+	if err != nil || v != "signed:doc-44 (new)" {
+		t.Errorf(`Do("acme", "order-3") %v after a store with Retention %v completed it = %q, %v, want the work to run again ("signed:doc-44 (new)", nil)`, retention+margin, retention, v, shortErr(err))
 	}
 }
 
@@ -437,28 +548,33 @@ func checkUnambiguousKey(t *testing.T, h *suites.History, e *env) {
 	for _, d := range []string{"::", "→", "\u00a0", "%3A"} {
 		pairs = append(pairs, [2]pair{{"t" + d + "x", "k"}, {"t", "x" + d + "k"}})
 	}
+	// An escape character next to a separator, in both parts: with ":"
+	// escaped as "\:" but "\" left alone, ("a\", "b:c") and ("a:b\", "c")
+	// are both a\:b\:c.
+	marks := []string{":", "\\", "|", "%", "/", " ", "\x01", "::"}
+	for _, d1 := range marks {
+		for _, d2 := range marks {
+			pairs = append(pairs, [2]pair{{"a" + d1, "b" + d2 + "c"}, {"a" + d2 + "b" + d1, "c"}})
+		}
+	}
 	p := e.proc("worker A")
 	ctx := context.Background()
 	failures := 0
 	for _, pr := range pairs {
 		one, two := pr[0], pr[1]
-		var c1, c2 counter
-		v1, err1 := p.store.Do(ctx, one.tenant, one.key, "fp:doc", c1.work(nil, "", "first"))
-		label1 := fmt.Sprintf("Do(%s, %s)", show(one.tenant), show(one.key))
-		if err1 != nil || v1 != "first" {
-			h.Record(p.name, label1, e.describe(v1, err1))
-			t.Errorf(`%s = %q, %v, want "first", nil: a tenant and a key may contain any character but NUL`, label1, v1, shortErr(err1))
+		label1 := fmt.Sprintf("Claim(%s, %s)", show(one.tenant), show(one.key))
+		label2 := fmt.Sprintf("Claim(%s, %s)", show(two.tenant), show(two.key))
+		_, err1 := p.store.Claim(ctx, one.tenant, one.key, "fp:doc")
+		if err1 != nil {
+			h.Record(p.name, label1, e.describeErr(err1))
+			t.Errorf(`%s on a new key = %v, want a held claim and a nil error: a tenant and a key may contain any character but NUL`, label1, shortErr(err1))
 			failures++
-		} else {
-			v2, err2 := p.store.Do(ctx, two.tenant, two.key, "fp:doc", c2.work(nil, "", "second"))
-			if c2.n.Load() != 1 || err2 != nil || v2 != "second" {
-				label2 := fmt.Sprintf("Do(%s, %s)", show(two.tenant), show(two.key))
-				h.Record(p.name, label1, e.describe(v1, err1))
-				h.Record(p.name, label2, e.describe(v2, err2))
-				t.Errorf(`%s after %s = %q, %v, want "second", nil: (%s, %s) and (%s, %s) are different requests, but they were stored under one Redis key`,
-					label2, label1, v2, shortErr(err2), show(two.tenant), show(two.key), show(one.tenant), show(one.key))
-				failures++
-			}
+		} else if _, err2 := p.store.Claim(ctx, two.tenant, two.key, "fp:doc"); err2 != nil {
+			h.Record(p.name, label1, "holds the claim")
+			h.Record(p.name, label2, e.describeErr(err2))
+			t.Errorf(`%s after %s = %v, want a held claim and a nil error: (%s, %s) and (%s, %s) are different keys, but they were stored under one Redis key`,
+				label2, label1, shortErr(err2), show(two.tenant), show(two.key), show(one.tenant), show(one.key))
+			failures++
 		}
 		if failures == 3 {
 			t.Errorf("stopping after %d failures", failures)
@@ -508,6 +624,8 @@ func checkInvalidInput(t *testing.T, h *suites.History, e *env) {
 		{"an empty key", "acme", ""},
 		{"a NUL byte in the key", "acme", "order-\x001"},
 		{"a NUL byte in the tenant", "ac\x00me", "order-1"},
+		{"a key that starts with a NUL byte", "acme", "\x00order-1"},
+		{"a tenant that is one NUL byte", "\x00", "order-1"},
 		{"a 10 KB key", "acme", long},
 		{"a 10 KB tenant", long, "order-1"},
 	}
@@ -593,6 +711,8 @@ func checkLostServer(t *testing.T, h *suites.History, e *env) {
 	h.Record("worker B", `Do("acme", "order-3")`, e.describe(vb, errB))
 	if errB == nil {
 		t.Errorf(`Do("acme", "order-3") whose result could not be stored (the server went away during the work) = %q, nil, want an error: the result is not recorded, a retry after ClaimTTL will run the work again, and the caller must hear about it`, vb)
+	} else if vb != "signed:doc-44" {
+		t.Errorf(`Do("acme", "order-3") whose result could not be stored (the server went away during the work) = %q, %v, want the work's value "signed:doc-44" with the error: the work did run`, vb, shortErr(errB))
 	}
 
 	var c counter
@@ -614,5 +734,509 @@ func checkLostServer(t *testing.T, h *suites.History, e *env) {
 	}
 	if c.n.Load() > 0 {
 		t.Errorf(`Do("acme", "order-2") with the server gone ran the work, want it not to run: without a claim nothing protects it from a duplicate`)
+	}
+}
+
+func checkLimits(t *testing.T, h *suites.History, e *env) {
+	errs := e.tg.errs
+	p := e.proc("worker A")
+	ctx := context.Background()
+	// The limits count bytes: "é" is 2 bytes, "😀" is 4.
+	good := []struct{ what, tenant, key string }{
+		{"a tenant of exactly 128 bytes", strings.Repeat("t", 128), "order-1"},
+		{"a key of exactly 256 bytes", "acme", strings.Repeat("k", 256)},
+		{`a tenant of 64 × "é" (128 bytes)`, strings.Repeat("é", 64), "order-1"},
+		{`a key of 64 × "😀" (256 bytes)`, "acme", strings.Repeat("😀", 64)},
+		{`a tenant and a key both at their limits (64 × "é", 128 × "ü")`, strings.Repeat("é", 64), strings.Repeat("ü", 128)},
+	}
+	for i, g := range good {
+		var c counter
+		want := fmt.Sprintf("signed %d", i)
+		v, err := p.DoAs(fmt.Sprintf("Do(%s, %s)", show(g.tenant), show(g.key)), g.tenant, g.key, "fp:doc-42", c.work(h, p.name, want))
+		if err != nil || v != want {
+			t.Errorf(`Do with %s = %q, %v, want %q, nil: the limits are MaxTenantLen (128) and MaxKeyLen (256) bytes, inclusive`, g.what, v, shortErr(err), want)
+		}
+	}
+	bad := []struct{ what, tenant, key string }{
+		{"a tenant of 129 bytes", strings.Repeat("t", 129), "order-1"},
+		{"a key of 257 bytes", "acme", strings.Repeat("k", 257)},
+		{`a tenant of 65 × "é" (65 characters, 130 bytes)`, strings.Repeat("é", 65), "order-1"},
+		{`a key of 129 × "ü" (129 characters, 258 bytes)`, "acme", strings.Repeat("ü", 129)},
+		{`a key of 65 × "😀" (65 characters, 260 bytes)`, "acme", strings.Repeat("😀", 65)},
+	}
+	before := len(e.keys())
+	for _, b := range bad {
+		var c counter
+		label := fmt.Sprintf("Do(%s, %s)", show(b.tenant), show(b.key))
+		v, err := p.DoAs(label, b.tenant, b.key, "fp:doc-42", c.work(h, p.name, "signed"))
+		if !errors.Is(err, errs.InvalidKey) || c.n.Load() > 0 {
+			t.Errorf(`Do with %s = %q, %v, want an error wrapping %q and no work run: the limits count bytes, not characters`, b.what, v, shortErr(err), errs.InvalidKey)
+		}
+		if _, err := p.store.Claim(ctx, b.tenant, b.key, "fp:doc-42"); !errors.Is(err, errs.InvalidKey) {
+			t.Errorf(`Claim with %s = %v, want an error wrapping %q`, b.what, shortErr(err), errs.InvalidKey)
+		}
+	}
+	if n := len(e.keys()); n != before {
+		t.Errorf("rejecting over-long tenants and keys wrote %d key(s) to Redis, want none: validate before writing", n-before)
+	}
+}
+
+// defaultClaimTTL and defaultRetention are the lab's documented defaults
+// for a zero Options.ClaimTTL and Options.Retention.
+const (
+	defaultClaimTTL  = time.Minute
+	defaultRetention = 24 * time.Hour
+)
+
+func checkDefaults(t *testing.T, h *suites.History, e *env) {
+	errs := e.tg.errs
+	// Each default on its own: a zero ClaimTTL next to an explicit
+	// Retention, and the other way round.
+	a := e.procWith("worker A (ClaimTTL 0)", Options{Prefix: e.prefix, Retention: e.Retention})
+	b := e.procWith("worker B (Retention 0)", Options{Prefix: e.prefix, ClaimTTL: e.ClaimTTL})
+	c := e.proc("worker C")
+	if _, err := a.Claim("acme", "order-1", "fp:doc-42"); err != nil {
+		t.Fatalf(`Claim("acme", "order-1") on a new key = %v, want a held claim and a nil error`, shortErr(err))
+	}
+	var n counter
+	v, err := b.Do("acme", "order-2", "fp:doc-43", n.work(h, b.name, "signed:doc-43"))
+	if err != nil || v != "signed:doc-43" {
+		t.Fatalf(`Do("acme", "order-2") = %q, %v, want "signed:doc-43", nil`, v, shortErr(err))
+	}
+	if !e.virtual {
+		// A real server cannot wait a day: read the TTLs the store set.
+		for _, k := range []struct {
+			what string
+			want time.Duration
+		}{{"the claim of a store with ClaimTTL 0", defaultClaimTTL}, {"the result of a store with Retention 0", defaultRetention}} {
+			ttls := e.keys()
+			found := false
+			for _, ki := range ttls {
+				d := time.Duration(ki.pttl) * time.Millisecond
+				if d > k.want-5*time.Second && d <= k.want {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no key carries a TTL of about %v for %s (keys: %d); zero means the default", k.want, k.what, len(ttls))
+			}
+		}
+		return
+	}
+	e.advance(defaultClaimTTL - e.Margin)
+	v, err = c.Do("acme", "order-1", "fp:doc-42", n.work(h, c.name, "signed by C"))
+	if !errors.Is(err, errs.InProgress) {
+		t.Errorf(`Do("acme", "order-1") %v after a store with ClaimTTL 0 claimed it = %q, %v, want an error wrapping %q: a zero ClaimTTL means DefaultClaimTTL (%v)`,
+			defaultClaimTTL-e.Margin, v, shortErr(err), errs.InProgress, defaultClaimTTL)
+	}
+	e.advance(2 * e.Margin)
+	v, err = c.Do("acme", "order-1", "fp:doc-42", n.work(h, c.name, "signed by C"))
+	if err != nil || v != "signed by C" {
+		t.Errorf(`Do("acme", "order-1") %v after a store with ClaimTTL 0 claimed it = %q, %v, want the work to run ("signed by C", nil): a zero ClaimTTL means DefaultClaimTTL (%v), not "never expires"`,
+			defaultClaimTTL+e.Margin, v, shortErr(err), defaultClaimTTL)
+	}
+	e.advance(defaultRetention - defaultClaimTTL - 2*e.Margin)
+	v, err = c.Do("acme", "order-2", "fp:doc-43", n.work(h, c.name, "signed:doc-43 (again)"))
+	if err != nil || v != "signed:doc-43" {
+		t.Errorf(`Do("acme", "order-2") %v after a store with Retention 0 completed it = %q, %v, want the stored "signed:doc-43", nil: a zero Retention means DefaultRetention (%v)`,
+			defaultRetention-e.Margin, v, shortErr(err), defaultRetention)
+	}
+	e.advance(2 * e.Margin)
+	v, err = c.Do("acme", "order-2", "fp:doc-43", n.work(h, c.name, "signed:doc-43 (new)"))
+	if err != nil || v != "signed:doc-43 (new)" {
+		t.Errorf(`Do("acme", "order-2") %v after a store with Retention 0 completed it = %q, %v, want the work to run again ("signed:doc-43 (new)", nil): a zero Retention means DefaultRetention (%v)`,
+			defaultRetention+e.Margin, v, shortErr(err), defaultRetention)
+	}
+}
+
+func checkResultsVerbatim(t *testing.T, h *suites.History, e *env) {
+	a, b := e.proc("worker A"), e.proc("worker B")
+	big := strings.Repeat("0123456789abcdef", 4<<10) // 64 KB
+	items := []struct{ fingerprint, result string }{
+		{"fp:doc-42", ""},
+		{"fp|doc|43", "signed|doc|43|ok"},
+		{"fp:doc 44 by alice", "signed: doc 44\nsecond line\r\n"},
+		{`fp "quoted" {json}`, `{"status": "signed", "path": "C:\\docs\\44"}`},
+		{"fp:nul\x00byte", "result\x00with a NUL"},
+		{"fp:ünïcödé ✓", "signé ✓ 😀"},
+		{" 3 x", " pending x 3 abc"},
+		{"", "done"},
+		{"fp:big", big},
+	}
+	for i, it := range items {
+		key := fmt.Sprintf("order-%d", i+1)
+		var c counter
+		v, err := a.store.Do(context.Background(), "acme", key, it.fingerprint, c.work(h, a.name, it.result))
+		if err != nil || v != it.result {
+			h.Record(a.name, fmt.Sprintf("Do(%q, %q, fingerprint %s)", "acme", key, show(it.fingerprint)), e.describe(v, err))
+			t.Errorf(`Do("acme", %q) with result %s = %s, %v, want the same value and nil`, key, show(it.result), show(v), shortErr(err))
+			continue
+		}
+		v, err = b.store.Do(context.Background(), "acme", key, it.fingerprint, c.work(h, b.name, "executed again"))
+		if err != nil || v != it.result || c.n.Load() != 1 {
+			h.Record(a.name, fmt.Sprintf("Do(%q, %q, fingerprint %s)", "acme", key, show(it.fingerprint)), e.describe(it.result, nil))
+			h.Record(b.name, fmt.Sprintf("Do(%q, %q, fingerprint %s)", "acme", key, show(it.fingerprint)), e.describe(v, err))
+			t.Errorf(`Do("acme", %q) after it completed with %s = %s, %v (work ran %d times), want the stored value byte for byte, nil, and the work run once: every result, empty or full of separators, is stored and replayed exactly`,
+				key, show(it.result), show(v), shortErr(err), c.n.Load())
+			continue
+		}
+		if it.fingerprint == "" {
+			continue
+		}
+		other := it.fingerprint[:len(it.fingerprint)-1]
+		v, err = b.store.Do(context.Background(), "acme", key, other, c.work(h, b.name, "executed again"))
+		if !errors.Is(err, e.tg.errs.FingerprintMismatch) {
+			h.Record(b.name, fmt.Sprintf("Do(%q, %q, fingerprint %s)", "acme", key, show(other)), e.describe(v, err))
+			t.Errorf(`Do("acme", %q) with fingerprint %s after it completed with %s = %s, %v, want an error wrapping %q: fingerprints are compared exactly`,
+				key, show(other), show(it.fingerprint), show(v), shortErr(err), e.tg.errs.FingerprintMismatch)
+		}
+	}
+	// Many readers of one finished key at once all get its result.
+	const readers = 5
+	var c counter
+	calls := make([]*suites.Call, readers)
+	got := make([]string, readers)
+	gotErr := make([]error, readers)
+	for i := range calls {
+		p := e.proc(fmt.Sprintf("reader %d", i+1))
+		calls[i] = e.goCall(func() {
+			got[i], gotErr[i] = p.store.Do(context.Background(), "acme", "order-2", "fp|doc|43", c.work(h, p.name, "executed again"))
+		})
+	}
+	for i, call := range calls {
+		call.Wait()
+		if gotErr[i] != nil || got[i] != "signed|doc|43|ok" {
+			t.Errorf(`reader %d: Do("acme", "order-2") of a completed key, %d readers at once = %q, %v, want "signed|doc|43|ok", nil`, i+1, readers, got[i], shortErr(gotErr[i]))
+		}
+	}
+	if n := c.n.Load(); n > 0 {
+		t.Errorf("%d readers of a completed key at once ran the work %d times, want 0", readers, n)
+	}
+}
+
+// outliveClaim returns a work function that stalls past ClaimTTL while
+// worker b claims key, then returns value and err.
+func outliveClaim(t testing.TB, e *env, b *proc, key, value string, err error) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		e.h.Note("worker A's work stalls for longer than ClaimTTL; its claim expires")
+		e.advance(e.ClaimTTL + e.Margin)
+		if _, cerr := b.Claim("acme", key, "fp:doc-42"); cerr != nil {
+			t.Errorf(`worker B: Claim("acme", %q) after worker A's claim expired = %v, want a held claim and a nil error`, key, shortErr(cerr))
+		}
+		return value, err
+	}
+}
+
+func checkDoReports(t *testing.T, h *suites.History, e *env) {
+	errs := e.tg.errs
+	a, b, c := e.proc("worker A"), e.proc("worker B"), e.proc("worker C")
+	errWork := errors.New("provider said no")
+
+	// Success, but the claim was lost: the value and ErrClaimLost.
+	v, err := a.Do("acme", "order-1", "fp:doc-42", outliveClaim(t, e, b, "order-1", "signed by A", nil))
+	if v != "signed by A" || !errors.Is(err, errs.ClaimLost) {
+		t.Errorf(`worker A: Do("acme", "order-1") whose work succeeded after its claim was taken = %q, %v, want "signed by A" and an error wrapping %q: the work's value comes back with the error that kept it from being stored`, v, shortErr(err), errs.ClaimLost)
+	}
+	var n counter
+	if v, err := c.Do("acme", "order-1", "fp:doc-42", n.work(h, c.name, "signed by C")); !errors.Is(err, errs.InProgress) {
+		t.Errorf(`worker C: Do("acme", "order-1") while worker B holds it = %q, %v, want an error wrapping %q: worker A's late success must not touch B's claim`, v, shortErr(err), errs.InProgress)
+	}
+
+	// Failure, and the release failed too: both errors.
+	_, err = a.Do("acme", "order-2", "fp:doc-42", outliveClaim(t, e, b, "order-2", "", errWork))
+	if !errors.Is(err, errWork) || !errors.Is(err, errs.ClaimLost) {
+		t.Errorf(`worker A: Do("acme", "order-2") whose work failed after its claim was taken = %v, want an error wrapping both the work's error %q and %q: the release failed too, and the caller must hear it`, shortErr(err), errWork, errs.ClaimLost)
+	}
+	if v, err := c.Do("acme", "order-2", "fp:doc-42", n.work(h, c.name, "signed by C")); !errors.Is(err, errs.InProgress) {
+		t.Errorf(`worker C: Do("acme", "order-2") while worker B holds it = %q, %v, want an error wrapping %q: worker A's release must not free B's claim`, v, shortErr(err), errs.InProgress)
+	}
+
+	// Failure, and Redis failed the release: both errors.
+	_, err = a.Do("acme", "order-3", "fp:doc-42", func(context.Context) (string, error) {
+		n.executed(h, a.name)
+		h.Note("Redis will fail worker A's next command")
+		a.failNext(1)
+		return "", errWork
+	})
+	if !errors.Is(err, errWork) || !errors.Is(err, errInjected) {
+		t.Errorf(`worker A: Do("acme", "order-3") whose work failed and whose release Redis failed = %v, want an error wrapping both the work's error %q and the Redis error %q`, shortErr(err), errWork, errInjected)
+	}
+
+	// Success, and Redis failed the completion: the value and the error.
+	v, err = a.Do("acme", "order-4", "fp:doc-42", func(context.Context) (string, error) {
+		n.executed(h, a.name)
+		h.Note("Redis will fail worker A's next command")
+		a.failNext(1)
+		return "signed:doc-44", nil
+	})
+	if v != "signed:doc-44" || !errors.Is(err, errInjected) {
+		t.Errorf(`worker A: Do("acme", "order-4") whose work succeeded and whose completion Redis failed = %q, %v, want "signed:doc-44" and an error wrapping %q`, v, shortErr(err), errInjected)
+	}
+	a.failAt.Store(0)
+}
+
+func checkExpiredClaimIsLost(t *testing.T, h *suites.History, e *env) {
+	errs := e.tg.errs
+	a, b := e.proc("worker A"), e.proc("worker B")
+	// Both orders: Complete then Release, and Release then Complete.
+	for i, order := range [][2]string{{"Complete", "Release"}, {"Release", "Complete"}} {
+		key := fmt.Sprintf("order-%d", i+1)
+		before := map[string]bool{}
+		for _, k := range e.keys() {
+			before[k.name] = true
+		}
+		claim, err := a.Claim("acme", key, "fp:doc-42")
+		if err != nil {
+			t.Fatalf(`Claim("acme", %q) on a new key = %v, want a held claim and a nil error`, key, shortErr(err))
+		}
+		var written []string // the claim's Redis keys
+		for _, k := range e.keys() {
+			if !before[k.name] {
+				written = append(written, k.name)
+			}
+		}
+		stall := e.ClaimTTL + e.Margin
+		if e.virtual && i == 1 {
+			stall = 3 * 24 * time.Hour // far past the end
+		}
+		h.Note("worker A stalls for %v; its claim expires and nobody claims the key", stall)
+		e.advance(stall)
+		for _, op := range order {
+			if op == "Complete" {
+				err = a.Complete(claim, "signed by A")
+			} else {
+				err = a.Release(claim)
+			}
+			if !errors.Is(err, errs.ClaimLost) {
+				t.Errorf(`worker A: %s(its claim on %q) after it expired, with nobody else holding the key = %v, want an error wrapping %q: the claim is no longer A's`, op, key, shortErr(err), errs.ClaimLost)
+			}
+		}
+		for _, k := range e.keys() {
+			if slices.Contains(written, k.name) {
+				t.Errorf(`after worker A's expired claim on %q was completed and released, Redis holds its key %s again, want nothing: a lost claim changes nothing, and must not write a record back`, key, show(e.short(k.name)))
+			}
+		}
+		var n counter
+		v, err := b.Do("acme", key, "fp:doc-42", n.work(h, b.name, "signed by B"))
+		if err != nil || v != "signed by B" {
+			t.Errorf(`worker B: Do("acme", %q) after worker A's claim expired = %q, %v, want the work to run ("signed by B", nil)`, key, v, shortErr(err))
+		}
+	}
+}
+
+func checkSettledStaysSettled(t *testing.T, h *suites.History, e *env) {
+	errs := e.tg.errs
+	a, b := e.proc("worker A"), e.proc("worker B")
+	lost := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, errs.ClaimLost) {
+			t.Errorf(`worker A: %s = %v, want an error wrapping %q: the claim was already settled`, what, shortErr(err), errs.ClaimLost)
+		}
+	}
+
+	// Completed, then released and completed again.
+	c1, err := a.Claim("acme", "order-1", "fp:doc-42")
+	if err != nil {
+		t.Fatalf(`Claim("acme", "order-1") on a new key = %v, want a held claim and a nil error`, shortErr(err))
+	}
+	if err := a.Complete(c1, "signed:doc-42"); err != nil {
+		t.Fatalf(`Complete(its claim, "signed:doc-42") = %v, want nil`, shortErr(err))
+	}
+	h.Note("a deferred cleanup (or a redelivered message) settles the same claim again")
+	lost(`Release(its claim) after Complete`, a.Release(c1))
+	lost(`Complete(its claim, "signed twice") after Complete`, a.Complete(c1, "signed twice"))
+	var n counter
+	v, err := b.Do("acme", "order-1", "fp:doc-42", n.work(h, b.name, "signed by B"))
+	if err != nil || v != "signed:doc-42" {
+		t.Errorf(`worker B: Do("acme", "order-1") after its claim was completed, then released and completed again = %q, %v, want the first stored "signed:doc-42", nil: a completed result stays for Retention`, v, shortErr(err))
+	}
+
+	// Released, then completed and released again.
+	c2, err := a.Claim("acme", "order-2", "fp:doc-42")
+	if err != nil {
+		t.Fatalf(`Claim("acme", "order-2") on a new key = %v, want a held claim and a nil error`, shortErr(err))
+	}
+	if err := a.Release(c2); err != nil {
+		t.Fatalf(`Release(its claim) = %v, want nil`, shortErr(err))
+	}
+	lost(`Complete(its claim, "signed late") after Release`, a.Complete(c2, "signed late"))
+	lost(`Release(its claim) after Release`, a.Release(c2))
+	v, err = b.Do("acme", "order-2", "fp:doc-42", n.work(h, b.name, "signed by B"))
+	if err != nil || v != "signed by B" {
+		t.Errorf(`worker B: Do("acme", "order-2") after its claim was released, then completed and released again = %q, %v, want the work to run ("signed by B", nil)`, v, shortErr(err))
+	}
+
+	// The same claim settled twice at once: exactly one settlement wins.
+	for i, ops := range [][2]string{{"Complete", "Complete"}, {"Complete", "Release"}, {"Release", "Release"}} {
+		key := fmt.Sprintf("order-%d", i+3)
+		c, err := a.Claim("acme", key, "fp:doc-42")
+		if err != nil {
+			t.Fatalf(`Claim("acme", %q) on a new key = %v, want a held claim and a nil error`, key, shortErr(err))
+		}
+		var errsGot [2]error
+		var calls [2]*suites.Call
+		for j, op := range ops {
+			p := e.proc(fmt.Sprintf("worker A (copy %d)", j+1))
+			result := fmt.Sprintf("signed by copy %d", j+1)
+			calls[j] = e.goCall(func() {
+				if op == "Complete" {
+					errsGot[j] = p.store.Complete(context.Background(), c, result)
+				} else {
+					errsGot[j] = p.store.Release(context.Background(), c)
+				}
+			})
+		}
+		calls[0].Wait()
+		calls[1].Wait()
+		winner := -1
+		for j, err := range errsGot {
+			switch {
+			case err == nil && winner < 0:
+				winner = j
+			case err == nil:
+				t.Errorf(`%s and %s of one claim on %q at once both returned nil, want exactly one to settle it and the other to get an error wrapping %q`, ops[0], ops[1], key, errs.ClaimLost)
+			case !errors.Is(err, errs.ClaimLost):
+				t.Errorf(`%s of a claim on %q settled at the same moment by another call = %v, want nil or an error wrapping %q`, ops[j], key, shortErr(err), errs.ClaimLost)
+			}
+		}
+		if winner < 0 {
+			t.Errorf(`%s and %s of one held claim on %q at once both failed (%v; %v), want exactly one to settle it`, ops[0], ops[1], key, shortErr(errsGot[0]), shortErr(errsGot[1]))
+			continue
+		}
+		want := fmt.Sprintf("signed by copy %d", winner+1)
+		if ops[winner] == "Release" {
+			want = "signed by B"
+		}
+		v, err := b.Do("acme", key, "fp:doc-42", n.work(h, b.name, "signed by B"))
+		if err != nil || v != want {
+			t.Errorf(`worker B: Do("acme", %q) after %s won over %s = %q, %v, want %q, nil`, key, ops[winner], ops[1-winner], v, shortErr(err), want)
+		}
+	}
+}
+
+// sentinel names the lab's sentinel err matches, or "".
+func (e *env) sentinel(err error) string {
+	errs := e.tg.errs
+	for _, s := range []error{errs.InProgress, errs.FingerprintMismatch, errs.InvalidKey, errs.ClaimLost} {
+		if errors.Is(err, s) {
+			return s.Error()
+		}
+	}
+	return ""
+}
+
+func checkRedisErrors(t *testing.T, h *suites.History, e *env) {
+	errs := e.tg.errs
+	a, b := e.proc("worker A"), e.proc("worker B")
+	ctx := context.Background()
+	var n counter
+	// reported checks an operation that Redis failed: its error wraps the
+	// Redis error and none of the lab's sentinels.
+	reported := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, errInjected) {
+			t.Errorf(`%s, with Redis failing its command %s = %v, want an error wrapping the Redis error %q`, what, b.cmd(b.failAt.Load()), shortErr(err), errInjected)
+		} else if s := e.sentinel(err); s != "" {
+			t.Errorf(`%s, with Redis failing a command = %v, want the Redis error, not one that also says %q: a failure is not an answer`, what, shortErr(err), s)
+		}
+	}
+	key := 0
+	fresh := func() string { key++; return fmt.Sprintf("order-%d", key) }
+	// Each scenario runs once per command the operation sends, with Redis
+	// failing that command, until the operation sends fewer.
+	scenario := func(name string, setup func(k string) any, op func(k string, held any) (done bool)) {
+		for cmd := int64(1); cmd <= 6; cmd++ {
+			k := fresh()
+			held := setup(k)
+			h.Note("%s on %q; Redis fails worker B's command %d of it", name, k, cmd)
+			b.failNext(cmd)
+			done := op(k, held)
+			b.failAt.Store(0)
+			if done || !b.failed.Load() || t.Failed() {
+				return
+			}
+		}
+	}
+	scenario("Claim of a free key", func(string) any { return nil }, func(k string, _ any) bool {
+		_, err := b.store.Claim(ctx, "acme", k, "fp:doc-42")
+		if b.failed.Load() && err != nil {
+			reported(fmt.Sprintf(`Claim("acme", %q)`, k), err)
+		}
+		return false
+	})
+	claimA := func(k string) any {
+		c, err := a.Claim("acme", k, "fp:doc-42")
+		if err != nil {
+			t.Fatalf(`worker A: Claim("acme", %q) on a new key = %v, want a held claim and a nil error`, k, shortErr(err))
+		}
+		return c
+	}
+	scenario("Claim of a key worker A holds", claimA, func(k string, _ any) bool {
+		_, err := b.store.Claim(ctx, "acme", k, "fp:doc-42")
+		if b.failed.Load() {
+			reported(fmt.Sprintf(`worker B: Claim("acme", %q) while worker A holds it`, k), err)
+		} else if !errors.Is(err, errs.InProgress) {
+			t.Errorf(`worker B: Claim("acme", %q) while worker A holds it = %v, want an error wrapping %q`, k, shortErr(err), errs.InProgress)
+		}
+		return false
+	})
+	scenario("Do of a completed key", func(k string) any {
+		if v, err := a.Do("acme", k, "fp:doc-42", n.work(h, a.name, "signed")); err != nil {
+			t.Fatalf(`worker A: Do("acme", %q) = %q, %v, want "signed", nil`, k, v, shortErr(err))
+		}
+		return nil
+	}, func(k string, _ any) bool {
+		var again counter
+		v, err := b.store.Do(ctx, "acme", k, "fp:doc-42", again.work(h, b.name, "signed again"))
+		if again.n.Load() > 0 {
+			t.Errorf(`worker B: Do("acme", %q) of a completed key, with Redis failing a command, ran the work: without the record's answer nothing may run`, k)
+		}
+		if b.failed.Load() && (err != nil || v != "signed") {
+			reported(fmt.Sprintf(`worker B: Do("acme", %q) of a completed key`, k), err)
+		}
+		return false
+	})
+	scenario("Complete", claimA, func(k string, held any) bool {
+		err := b.store.Complete(ctx, held, "signed by A")
+		if b.failed.Load() && err != nil {
+			reported(fmt.Sprintf(`Complete(the claim on %q)`, k), err)
+		}
+		return false
+	})
+	scenario("Release", claimA, func(k string, held any) bool {
+		err := b.store.Release(ctx, held)
+		if b.failed.Load() && err != nil {
+			reported(fmt.Sprintf(`Release(the claim on %q)`, k), err)
+		}
+		return false
+	})
+	scenario("Do of a free key", func(string) any { return nil }, func(k string, _ any) bool {
+		var w counter
+		v, err := b.store.Do(ctx, "acme", k, "fp:doc-42", w.work(h, b.name, "signed by B"))
+		if !b.failed.Load() {
+			return false
+		}
+		if w.n.Load() > 0 && v != "signed by B" {
+			t.Errorf(`worker B: Do("acme", %q) whose work ran, with Redis failing a command = %q, %v, want the work's value "signed by B" with the error`, k, v, shortErr(err))
+		}
+		if err != nil || w.n.Load() == 0 {
+			reported(fmt.Sprintf(`worker B: Do("acme", %q)`, k), err)
+		}
+		return false
+	})
+
+	// A caller whose context is already cancelled gets its error, and
+	// nothing runs.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	k := fresh()
+	var none counter
+	v, err := b.store.Do(cancelled, "acme", k, "fp:doc-42", none.work(h, b.name, "signed"))
+	h.Record(b.name, fmt.Sprintf(`Do("acme", %q) with a cancelled context`, k), e.describe(v, err))
+	if none.n.Load() > 0 {
+		t.Errorf(`Do("acme", %q) with a cancelled context ran the work, want it not to run`, k)
+	}
+	if !errors.Is(err, context.Canceled) || e.sentinel(err) != "" {
+		t.Errorf(`Do("acme", %q) with a cancelled context = %q, %v, want an error wrapping %q (and none of the lab's sentinels)`, k, v, shortErr(err), context.Canceled)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/redisaddr"
 	"github.com/fourth-outcome/labkit/suites"
 )
 
@@ -318,6 +319,17 @@ func show(s string) string {
 // errCrashed is what every command of a crashed process gets.
 var errCrashed = errors.New("connection lost: the worker's process crashed (injected by the suite)")
 
+// errInjected is what one command gets when the suite makes Redis fail it
+// (failAt): a timeout, as a busy or unreachable server gives.
+var errInjected = errors.New("i/o timeout (a Redis failure injected by the suite)")
+
+// failNext arms the process so that the k-th command it sends from now on
+// fails with errInjected, and clears the record of an earlier failure.
+func (p *proc) failNext(k int64) {
+	p.failed.Store(false)
+	p.failAt.Store(p.sent.Load() + k)
+}
+
 // errServerGone is what a dial gets while the suite has taken the server
 // away from a process.
 var errServerGone = errors.New("dial redis: connection refused (the suite took the server away)")
@@ -342,6 +354,8 @@ type proc struct {
 	crashed   atomic.Bool            // a command was refused because of crashAt
 	onCrash   atomic.Pointer[func()] // called once, at the crash, in the process's goroutine
 	gate      atomic.Pointer[gateFunc]
+	failAt    atomic.Int64  // 0: never; n: the n-th command fails with errInjected, once
+	failed    atomic.Bool   // a command was failed because of failAt
 	dials     atomic.Int64  // dials refused while the server was away
 	refused   atomic.Int64  // commands refused after a crash
 	storm     chan struct{} // closed after 50 refused dials or commands
@@ -353,8 +367,16 @@ type proc struct {
 	down  bool
 }
 
-// proc starts a new process named name: a new client and a new store.
+// proc starts a new process named name: a new client and a new store with
+// the case's options.
 func (e *env) proc(name string) *proc {
+	e.t.Helper()
+	return e.procWith(name, Options{Prefix: e.prefix, ClaimTTL: e.ClaimTTL, Retention: e.Retention})
+}
+
+// procWith starts a new process whose store is built with o (whose Prefix
+// must be the case's).
+func (e *env) procWith(name string, o Options) *proc {
 	e.t.Helper()
 	p := &proc{name: name, e: e, storm: make(chan struct{})}
 	opts := e.options()
@@ -372,7 +394,6 @@ func (e *env) proc(name string) *proc {
 	p.rdb = redis.NewClient(opts)
 	p.rdb.AddHook(p)
 	e.t.Cleanup(func() { _ = p.rdb.Close() })
-	o := Options{Prefix: e.prefix, ClaimTTL: e.ClaimTTL, Retention: e.Retention}
 	p.store = suites.Construct(func() store { return e.tg.newStore(p.rdb, o) })
 	return p
 }
@@ -494,6 +515,14 @@ func (p *proc) before(desc string) error {
 			p.stormOnce.Do(func() { close(p.storm) })
 		}
 		return errCrashed
+	}
+	if at := p.failAt.Load(); at > 0 && n == at {
+		p.failed.Store(true)
+		p.mu.Lock()
+		p.cmds = append(p.cmds, desc+" (failed by the suite)")
+		p.mu.Unlock()
+		p.e.h.Recordf(p.name, "sends "+desc, "fails: %v", errInjected)
+		return errInjected
 	}
 	p.mu.Lock()
 	p.cmds = append(p.cmds, desc)
@@ -619,51 +648,22 @@ type realServer struct {
 // keys outside "labkit:" (unless allowForeign), and returns the server. Its
 // errors are one line, for t.Fatal.
 func connectReal(addr string, allowForeign bool) (*realServer, error) {
-	base := &redis.Options{Addr: addr}
-	if strings.Contains(addr, "://") {
-		var err error
-		if base, err = redis.ParseURL(addr); err != nil {
-			return nil, fmt.Errorf("%s=%s: %v", AddrEnv, addr, err)
-		}
+	base, err := redisaddr.Options(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%s: %v", AddrEnv, addr, err)
+	}
+	if err := redisaddr.Check(context.Background(), addr, allowForeign); err != nil {
+		return nil, fmt.Errorf("%s=%s: %v (start an empty server there, or unset %s to run on the embedded miniredis)", AddrEnv, addr, err, AddrEnv)
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	s := &realServer{addr: addr, base: base, run: "labkit:test:" + hex.EncodeToString(rnd[:]) + ":"}
 	s.admin = redis.NewClient(s.options())
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := s.admin.Ping(ctx).Err(); err != nil {
-		_ = s.admin.Close()
-		return nil, fmt.Errorf("%s=%s: cannot reach Redis: %s (start a server there, or unset %s to run on the embedded miniredis)",
-			AddrEnv, addr, oneLine(err), AddrEnv)
-	}
-	if !allowForeign {
-		foreign, err := firstForeignKey(ctx, s.admin)
-		if err != nil {
-			_ = s.admin.Close()
-			return nil, fmt.Errorf("%s=%s: cannot list keys: %s", AddrEnv, addr, oneLine(err))
-		}
-		if foreign != "" {
-			_ = s.admin.Close()
-			return nil, fmt.Errorf("%s=%s: database %d holds keys outside \"labkit:\" (for example %s); the suite refuses to write next to them: use an empty database (redis://host:port/15) or set %s=1 (it only ever deletes its own labkit:test: keys)",
-				AddrEnv, addr, base.DB, show(foreign), AllowForeignEnv)
-		}
-	}
 	return s, nil
 }
 
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
-}
-
-func firstForeignKey(ctx context.Context, rdb *redis.Client) (string, error) {
-	iter := rdb.Scan(ctx, 0, "", 1000).Iterator()
-	for iter.Next(ctx) {
-		if !strings.HasPrefix(iter.Val(), "labkit:") {
-			return iter.Val(), nil
-		}
-	}
-	return "", iter.Err()
 }
 
 // options returns a fresh client configuration for the server, with short

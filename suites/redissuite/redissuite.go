@@ -28,6 +28,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/fourth-outcome/labkit/redisaddr"
 	"github.com/fourth-outcome/labkit/suites"
 )
 
@@ -68,10 +69,10 @@ type Errors struct {
 // Environment variables that point the suite at a real Redis server.
 const (
 	// AddrEnv names the server: "127.0.0.1:6379" or "redis://host:port/db".
-	AddrEnv = "REDIS_ADDR"
+	AddrEnv = redisaddr.Env
 	// AllowForeignEnv, set to 1, lets the suite run against a database that
 	// holds keys outside "labkit:". The suite only ever deletes its own keys.
-	AllowForeignEnv = "LABKIT_REDIS_ALLOW_FOREIGN_KEYS"
+	AllowForeignEnv = redisaddr.AllowForeignEnv
 )
 
 // Run runs lab 02's suite. newStore must return a new store object on the

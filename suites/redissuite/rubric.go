@@ -93,6 +93,34 @@ var concepts = []suites.Concept{
 		Docs:          docs + "#bad-input-is-an-error-not-a-key",
 	},
 	{
+		ID:            "option-defaults",
+		Title:         "Zero means the default",
+		Misconception: "An option left at zero is the caller's business: a zero TTL passed to Redis will do something sensible.",
+		Hint:          "Apply each documented default in New, one by one, before anything uses the options. A zero expiry sent to Redis means no expiry at all (or an error), never the default.",
+		Docs:          docs + "#zero-means-the-default",
+	},
+	{
+		ID:            "exact-results",
+		Title:         "Results come back byte for byte",
+		Misconception: "Results are short, tidy strings: an empty one means \"no result yet\", and a separator character in the record can never appear inside them.",
+		Hint:          "Keep the state apart from the result (an empty result is a result), and encode the record so that any bytes in the result or the fingerprint read back exactly: length prefixes, a hash, or JSON.",
+		Docs:          docs + "#results-come-back-byte-for-byte",
+	},
+	{
+		ID:            "settle-once",
+		Title:         "A claim is settled once",
+		Misconception: "Complete and Release only need to check the token: the token is mine, so whatever the record holds is mine to change.",
+		Hint:          "The completed record still carries your token. Act only on the pending record of this claim: a claim that expired, was released or was completed is settled, and a second Complete or Release must change nothing and say the claim is lost.",
+		Docs:          docs + "#a-claim-is-settled-once",
+	},
+	{
+		ID:            "whole-outcome",
+		Title:         "Do reports the whole outcome",
+		Misconception: "When the bookkeeping after the work fails, the caller only needs one error, and the value no longer matters.",
+		Hint:          "The work ran: return its value even when Complete failed, with Complete's error. When the work failed and Release failed too, join both errors (errors.Join) so the caller can match either.",
+		Docs:          docs + "#do-reports-the-whole-outcome",
+	},
+	{
 		ID:            "fail-fast",
 		Title:         "A lost server is an error, not a hang",
 		Misconception: "If Redis is briefly unreachable, the store should keep retrying until it answers.",
@@ -107,7 +135,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "claim_survives_restart",
 			Concept:     "durable-claim",
-			Points:      10,
+			Rules:       []string{"R1"},
+			Points:      6,
 			Explanation: "A worker completes one key and claims another, then its process dies. A new process (a new store on a new connection to the same server) must replay the completed result and see the pending claim as in progress. That is the whole point of moving the store to Redis.",
 		},
 		Check: checkRestart,
@@ -116,7 +145,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "concurrent_clients_execute_once",
 			Concept:     "atomic-claim",
-			Points:      10,
+			Rules:       []string{"R2"},
+			Points:      8,
 			Explanation: "Five processes, each with its own connection, submit the same key in lockstep: each sends its next command only when all the others have sent theirs. Exactly one may run the work; the others must be told in progress. Only a single atomic command (SET NX) decides the race.",
 		},
 		Check: checkConcurrentClients,
@@ -125,7 +155,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "claim_and_expiry_are_one_command",
 			Concept:     "claim-expiry-atomic",
-			Points:      10,
+			Rules:       []string{"R3"},
+			Points:      8,
 			Explanation: "The worker's process crashes after its 1st command, then after its 2nd, and so on. After every crash, every key the store wrote must carry a TTL; a claim without one is locked forever, because its owner will never come back to release it.",
 		},
 		Check: checkCrashBetweenCommands,
@@ -134,7 +165,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "abandoned_claim_expires",
 			Concept:     "claim-expiry",
-			Points:      5,
+			Rules:       []string{"R4"},
+			Points:      6,
 			Explanation: "A worker claims a key and dies without completing or releasing it. Just before ClaimTTL has passed, a duplicate is still told in progress; just after, the key is free and the next attempt runs the work.",
 		},
 		Check: checkAbandonedClaim,
@@ -143,7 +175,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "retention_window_honoured",
 			Concept:     "retention-window",
-			Points:      10,
+			Rules:       []string{"R5", "R1"},
+			Points:      6,
 			Explanation: "A completed result is replayed to a duplicate that arrives just before the retention window ends, and the key is free again just after it. Deleting the record on success, or letting it expire with the short claim TTL, lets a late retry run the work twice.",
 		},
 		Check: checkRetention,
@@ -152,7 +185,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "stale_owner_cannot_release_new_claim",
 			Concept:     "owner-token",
-			Points:      10,
+			Rules:       []string{"R9"},
+			Points:      5,
 			Explanation: "Worker A's claim expires while it is stalled and worker B claims the key. When A wakes up and releases, B's claim must survive (A gets a claim-lost error); otherwise a third worker runs the work while B is still running it.",
 		},
 		Check: checkStaleRelease,
@@ -161,7 +195,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "stale_owner_cannot_complete_over_new_claim",
 			Concept:     "owner-token",
-			Points:      5,
+			Rules:       []string{"R8"},
+			Points:      4,
 			Explanation: "Worker A's claim expires while it is stalled and worker B claims the key. When A wakes up and completes, it must not overwrite B's claim with its result (A gets a claim-lost error); B's own result is the one that is stored and replayed.",
 		},
 		Check: checkStaleComplete,
@@ -170,7 +205,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "compare_and_act_is_one_step",
 			Concept:     "atomic-compare-and-act",
-			Points:      10,
+			Rules:       []string{"R10"},
+			Points:      8,
 			Explanation: "Worker A releases (and, in a second round, completes) its claim, and the suite stalls A's connection between two of its commands while the claim expires and worker B takes the key. A must still not delete or overwrite B's claim: checking the token and acting on it has to be one step on the server.",
 		},
 		Check: checkCompareAndActAtomic,
@@ -179,7 +215,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "tenants_do_not_share_keys",
 			Concept:     "tenant-scope",
-			Points:      10,
+			Rules:       []string{"R11"},
+			Points:      5,
 			Explanation: "Two tenants use the same idempotency key for the same kind of request. Each must run its own work and get its own result; one tenant must never be replayed another's result, nor be blocked by another's pending claim.",
 		},
 		Check: checkTenantScope,
@@ -188,6 +225,7 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "tenant_and_key_join_unambiguously",
 			Concept:     "unambiguous-key",
+			Rules:       []string{"R12"},
 			Points:      5,
 			Explanation: "Different (tenant, key) pairs must map to different Redis keys, also when a tenant or key contains a separator character: (\"ab\", \"c\") is not (\"a\", \"bc\"), and (\"t:x\", \"k\") is not (\"t\", \"x:k\").",
 		},
@@ -197,7 +235,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "reused_key_with_other_request_is_rejected",
 			Concept:     "fingerprint",
-			Points:      5,
+			Rules:       []string{"R13"},
+			Points:      4,
 			Explanation: "A client reuses an idempotency key for a different request (another fingerprint). The store must reject it with the lab's mismatch error, run nothing and leave the original record alone, whether the first request is still pending or already completed.",
 		},
 		Check: checkFingerprint,
@@ -206,7 +245,8 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "invalid_input_is_rejected",
 			Concept:     "input-validation",
-			Points:      5,
+			Rules:       []string{"R14"},
+			Points:      4,
 			Explanation: "An empty tenant or key, a NUL byte or a 10 KB key must be rejected with an error wrapping the lab's invalid-key sentinel, before anything is written and without running the work; never a silent success, never a panic.",
 		},
 		Check: checkInvalidInput,
@@ -215,9 +255,80 @@ var tests = []suites.Test[*env]{
 		Case: suites.Case{
 			Name:        "lost_server_is_an_error_not_a_hang",
 			Concept:     "fail-fast",
-			Points:      5,
+			Rules:       []string{"R16", "R15"},
+			Points:      4,
 			Explanation: "The Redis server goes away after a worker has claimed a key. Completing, and starting new work, must promptly return an error: no hang, no silent success for a result that was never stored, and no work run without a claim.",
 		},
 		Check: checkLostServer,
+	},
+	{
+		Case: suites.Case{
+			Name:        "limits_count_bytes_inclusive",
+			Concept:     "input-validation",
+			Rules:       []string{"R14"},
+			Points:      4,
+			Explanation: "A tenant of exactly 128 bytes and a key of exactly 256 bytes are valid, also when they are made of two- and four-byte characters; one byte more is rejected with the invalid-key error, also when the text has far fewer characters than bytes.",
+		},
+		Check: checkLimits,
+	},
+	{
+		Case: suites.Case{
+			Name:        "zero_options_mean_defaults",
+			Concept:     "option-defaults",
+			Rules:       []string{"R6"},
+			Points:      4,
+			Explanation: "A store built with ClaimTTL 0 keeps its claims for DefaultClaimTTL (a minute), and one built with Retention 0 keeps its results for DefaultRetention (24 hours), each default on its own. A zero sent to Redis as an expiry would mean a claim that never expires.",
+		},
+		Check: checkDefaults,
+	},
+	{
+		Case: suites.Case{
+			Name:        "results_replayed_byte_for_byte",
+			Concept:     "exact-results",
+			Rules:       []string{"R7", "R13"},
+			Points:      4,
+			Explanation: "Results and fingerprints that are empty, hold the separators a record might use (| : space newline quote), NUL bytes, non-ASCII text or 64 KB come back exactly, to another process and to five readers at once, and the work never runs again.",
+		},
+		Check: checkResultsVerbatim,
+	},
+	{
+		Case: suites.Case{
+			Name:        "do_returns_what_it_could_not_store",
+			Concept:     "whole-outcome",
+			Rules:       []string{"R15"},
+			Points:      4,
+			Explanation: "The work outlives its claim, or Redis fails the command that settles it. Do still returns the work's value with Complete's error, and a work error joined with Release's error, so the caller learns both what happened and what could not be recorded.",
+		},
+		Check: checkDoReports,
+	},
+	{
+		Case: suites.Case{
+			Name:        "expired_claim_is_lost",
+			Concept:     "owner-token",
+			Rules:       []string{"R8", "R9"},
+			Points:      4,
+			Explanation: "A claim expires and nobody takes the key (just after ClaimTTL, and three days later). Complete and Release, in either order, get the claim-lost error and write nothing back: a completed record re-created from a lost claim would replay a result no claim protected.",
+		},
+		Check: checkExpiredClaimIsLost,
+	},
+	{
+		Case: suites.Case{
+			Name:        "settled_claim_stays_settled",
+			Concept:     "settle-once",
+			Rules:       []string{"R8", "R9"},
+			Points:      4,
+			Explanation: "A claim that was completed or released is settled: releasing or completing it again (a deferred cleanup, a redelivered message) gets the claim-lost error and changes nothing, and when two calls settle one claim at the same moment exactly one of them wins.",
+		},
+		Check: checkSettledStaysSettled,
+	},
+	{
+		Case: suites.Case{
+			Name:        "redis_errors_are_reported",
+			Concept:     "fail-fast",
+			Rules:       []string{"R16"},
+			Points:      3,
+			Explanation: "Redis fails one command of Claim, Complete, Release or Do, each in turn. The store returns an error wrapping the Redis error, never disguised as in progress, claim lost or a mismatch, and never runs work without a claim; a caller whose context is already cancelled gets that error.",
+		},
+		Check: checkRedisErrors,
 	},
 }

@@ -1,0 +1,78 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+var _ = strings.Repeat
+var _ = errors.Is
+var _ = time.Second
+
+func probeClient(t *testing.T, m *miniredis.Miniredis) *goredis.Client {
+	rdb := goredis.NewClient(&goredis.Options{Addr: m.Addr(), MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: time.Second})
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
+}
+
+// probeHook runs before() ahead of every command the client sends, and
+// fails a command when fail() says so.
+type probeHook struct {
+	before func(cmd goredis.Cmder)
+	fail   func(cmd goredis.Cmder) error
+}
+
+func (h *probeHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (h *probeHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if n := cmd.Name(); n == "hello" || n == "client" || n == "ping" {
+			return next(ctx, cmd) // connection set-up, not the store's commands
+		}
+		if h.before != nil {
+			h.before(cmd)
+		}
+		if h.fail != nil {
+			if err := h.fail(cmd); err != nil {
+				cmd.SetErr(err)
+				return err
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *probeHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+var probeOpts = Options{Prefix: "probe:", ClaimTTL: 10 * time.Second, Retention: time.Hour}
+
+func okWork(v string, ran *int) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { *ran++; return v, nil }
+}
+
+// Options.Retention: "how long a completed record is kept and replayed to
+// duplicates"; README: "results kept for a retention window". Replays do not
+// move the window.
+func TestProbeReplayDoesNotExtendRetention(t *testing.T) {
+	m := miniredis.RunT(t)
+	s := New(probeClient(t, m), probeOpts)
+	ctx := context.Background()
+	ran := 0
+	if _, err := s.Do(ctx, "t", "k", "f", okWork("v", &ran)); err != nil {
+		t.Fatal(err)
+	}
+	m.FastForward(probeOpts.Retention / 2)
+	if v, err := s.Do(ctx, "t", "k", "f", okWork("x", &ran)); err != nil || v != "v" {
+		t.Fatalf("replay: %q, %v", v, err)
+	}
+	m.FastForward(probeOpts.Retention/2 + time.Second)
+	if v, err := s.Do(ctx, "t", "k", "f", okWork("fresh", &ran)); err != nil || v != "fresh" {
+		t.Fatalf("%v after completion (Retention %v): Do = %q, %v; the record outlived its retention window", probeOpts.Retention+time.Second, probeOpts.Retention, v, err)
+	}
+}
