@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,8 +27,8 @@ var releaseCmd = &command{
 Release writes the kit as students get it into DIR (which must not exist or
 be empty): every file of the checkout (the files git tracks, in a git
 checkout) except the reference solutions and their catalogued mistakes
-(solutions/), and the correct programs kept as suite fixtures
-(suites/*/testdata/correct/). labctl builds and check works without them;
+(solutions/), the programs kept as suite fixtures (suites/*/testdata/),
+and any file identical to a reference solution's. labctl builds and check works without them;
 the find-the-bug interview drills, which are built from the mistakes, and
 verify, which needs the solutions, are left out of the release.
 DIR/RELEASE.md lists what was left out.`,
@@ -47,8 +48,8 @@ func releaseExcluded(rel string) (bool, string) {
 		return true, "solutions/: the reference solutions and their catalogued mistakes"
 	case parts[0] == ".labkit" || parts[0] == "bin" || parts[0] == ".git":
 		return true, ""
-	case len(parts) > 3 && parts[0] == "suites" && parts[2] == "testdata" && parts[3] == "correct":
-		return true, "suites/*/testdata/correct/: correct programs kept as suite fixtures"
+	case len(parts) > 3 && parts[0] == "suites" && parts[2] == "testdata":
+		return true, "suites/*/testdata/: the correct and wrong programs kept as suite fixtures (some share files with the solutions; verify --fixtures runs them in the full kit)"
 	}
 	return false, ""
 }
@@ -75,6 +76,15 @@ func runRelease(ctx context.Context, e *env, o *releaseOpts, args []string) erro
 	if err != nil {
 		return err
 	}
+	// Whatever the paths, no file may carry a reference solution's code.
+	solution := map[[32]byte]bool{}
+	for _, rel := range files {
+		if strings.HasPrefix(rel, "solutions/") && strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go") {
+			if data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel))); err == nil {
+				solution[sha256.Sum256(data)] = true
+			}
+		}
+	}
 	reasons := map[string]bool{}
 	copied := 0
 	for _, rel := range files {
@@ -92,6 +102,10 @@ func runRelease(ctx context.Context, e *env, o *releaseOpts, args []string) erro
 		data, err := os.ReadFile(src)
 		if err != nil {
 			return fmt.Errorf("release: %w", err)
+		}
+		if solution[sha256.Sum256(data)] {
+			reasons["files identical to a reference solution's, wherever they are ("+rel+", ...)"] = true
+			continue
 		}
 		dst := filepath.Join(out, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {

@@ -30,31 +30,23 @@ func TestReleaseBuildsWithoutSolutions(t *testing.T) {
 		t.Errorf("release into a non-empty folder: exit %d, %q; want 2 and not empty", r.code, r.stderr)
 	}
 
-	// No solution code: no solutions/, no patch, and no file with the
-	// contents of a solution's or a correct fixture's file.
+	// No solution code: no solutions/, no patch, no correct fixture, and
+	// no file with the contents of a reference solution's file.
 	banned := map[[32]byte]string{}
-	for _, dir := range []string{filepath.Join(root, "solutions"), filepath.Join(root, "suites")} {
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
-				return nil
-			}
-			if dir == filepath.Join(root, "suites") && !strings.Contains(p, string(filepath.Separator)+"correct"+string(filepath.Separator)) {
-				return nil
-			}
-			if strings.HasSuffix(p, "_test.go") {
-				return nil // the shims are the same in labs/ and solutions/
-			}
-			data, _ := os.ReadFile(p)
-			banned[sha256.Sum256(data)] = p
-			return nil
-		})
-	}
+	filepath.WalkDir(filepath.Join(root, "solutions"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil // the shims are the same in labs/ and solutions/
+		}
+		data, _ := os.ReadFile(p)
+		banned[sha256.Sum256(data)] = p
+		return nil
+	})
 	filepath.WalkDir(rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		r, _ := filepath.Rel(rel, p)
-		if d.IsDir() && (r == "solutions" || d.Name() == "mistakes") {
+		if d.IsDir() && (r == "solutions" || d.Name() == "mistakes" || (d.Name() == "correct" && filepath.Base(filepath.Dir(p)) == "testdata")) {
 			t.Errorf("release has %s/", r)
 		}
 		if strings.HasSuffix(p, ".patch") {
