@@ -278,7 +278,7 @@ var errKV = errors.New("kv: connection reset by peer")
 const (
 	raceWorkers     = 8  // goroutines racing in one round
 	grantAttempts   = 3  // Acquire attempts of each goroutine per round
-	scheduledRounds = 20 // seeded schedules tried on an instrumented lock service
+	scheduledRounds = 10 // seeded schedules tried on an instrumented lock service
 	freeRounds      = 50 // real races, for the race detector
 	writeRounds     = 20 // real races of writes, for the race detector
 )

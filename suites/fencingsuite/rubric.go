@@ -142,7 +142,7 @@ var tests = []suites.Test[target]{
 			Concept:     "exclusive-lease",
 			Rules:       []string{"R2", "R4"},
 			Points:      4,
-			Explanation: "Eight workers released at the same instant race for one resource, fifty rounds, each winner releasing at once: never two holders at once, every grant's token larger than the one before, and no unsynchronised state for the race detector to find. Without the race detector the case is reported as not exercised.",
+			Explanation: "Eight workers race for one resource, each winner releasing at once: ten rounds in which the suite picks, from the seed, who runs at every Lock and Unlock of your lock service, then fifty real races. Never two holders at once, every grant's token larger than the one before, and no unsynchronised state for the race detector to find. A lock service the suite cannot schedule, checked without the race detector, gets the case reported as not exercised.",
 		},
 		Check: checkConcurrentGrants,
 	},
