@@ -7,9 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -36,7 +39,8 @@ var watchCmd = &command{
 	long: `
 Watch checks LAB (by default the first lab you have not passed), then checks
 it again whenever a file in labs/NN-name/ is saved, showing the feedback in
-place. Type a key and Enter:
+place. Press a key (on a terminal no Enter is needed; elsewhere end each
+key with Enter):
 
 	h   the next hint for this lab
 	c   check again now
@@ -82,10 +86,16 @@ func runWatch(ctx context.Context, e *env, o *watchOpts, args []string) error {
 		return usagef("watch: labs/%s: %v", lab.Dir, err)
 	}
 
+	in := input(ctx)
+	if f, ok := in.(*os.File); ok && term.IsTerminal(f) {
+		if restore := keysWithoutEnter(f); restore != nil {
+			defer restore()
+		}
+	}
 	keys := make(chan string)
 	done := make(chan struct{})
 	defer close(done)
-	go readKeys(input(ctx), keys, done)
+	go readKeys(in, keys, done)
 	color := term.ColorFor(e.stdout, func(string) string { return "" })
 
 	check := func() error {
@@ -107,7 +117,7 @@ func runWatch(ctx context.Context, e *env, o *watchOpts, args []string) error {
 		if errors.Is(err, errFailed) {
 			err = nil
 		}
-		fmt.Fprintf(e.stdout, "\nwatching labs/%s/ — save a file to check again; keys (then Enter): h hint · c check · n next lab · l list · q quit\n", lab.Dir)
+		fmt.Fprintf(e.stdout, "\nwatching labs/%s/ — save a file to check again; keys: h hint · c check · n next lab · l list · q quit\n", lab.Dir)
 		return err
 	}
 	if err := check(); err != nil {
@@ -141,9 +151,9 @@ func runWatch(ctx context.Context, e *env, o *watchOpts, args []string) error {
 				continue
 			}
 			switch k {
-			case "q", "quit":
+			case "q":
 				return nil
-			case "c", "":
+			case "c":
 				if err := check(); err != nil {
 					return err
 				}
@@ -199,19 +209,46 @@ func nextLab(lab grader.Lab) (grader.Lab, bool) {
 	return grader.Lab{}, false
 }
 
-// readKeys sends each line typed on r, trimmed and lower-cased, to keys,
-// and closes keys at the end of the input; it stops early when done is
-// closed.
+// readKeys sends each key typed on r (one character, lower-cased; spaces
+// and line ends are skipped) to keys, and closes keys at the end of the
+// input; it stops early when done is closed.
 func readKeys(r io.Reader, keys chan<- string, done <-chan struct{}) {
 	defer close(keys)
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
+	br := bufio.NewReader(r)
+	for {
+		c, _, err := br.ReadRune()
+		if err != nil {
+			return
+		}
+		if unicode.IsSpace(c) {
+			continue
+		}
 		select {
-		case keys <- strings.ToLower(strings.TrimSpace(sc.Text())):
+		case keys <- strings.ToLower(string(c)):
 		case <-done:
 			return
 		}
 	}
+}
+
+// keysWithoutEnter puts the terminal f in a mode where each key press is
+// read at once and not echoed (stty -icanon -echo, signals such as Ctrl-C
+// still work), and returns the function that restores the mode, or nil if
+// stty is not available.
+func keysWithoutEnter(f *os.File) func() {
+	stty := func(args ...string) ([]byte, error) {
+		cmd := exec.Command("stty", args...)
+		cmd.Stdin = f
+		return cmd.Output()
+	}
+	saved, err := stty("-g")
+	if err != nil {
+		return nil
+	}
+	if _, err := stty("-icanon", "-echo", "min", "1"); err != nil {
+		return nil
+	}
+	return func() { stty(strings.TrimSpace(string(saved))) }
 }
 
 // watchSettle is how long watch waits after a file event for the rest of
