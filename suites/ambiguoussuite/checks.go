@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/provider"
+	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites"
 	"github.com/fourth-outcome/labkit/task"
 )
@@ -18,6 +19,9 @@ var (
 	annContract = task.Task{ID: "task-1", Account: account, DocumentID: "contract-7", Recipient: "ann@example.com", Subject: "Please sign: contract 7"}
 	annNDA      = task.Task{ID: "task-2", Account: account, DocumentID: "nda-3", Recipient: "ann@example.com", Subject: "Please sign: NDA 3"}
 	bobContract = task.Task{ID: "task-3", Account: account, DocumentID: "contract-7", Recipient: "bob@example.com", Subject: "Please sign: contract 7"}
+	// annResign is task-1's content again under another task id: the
+	// contract has to be signed a second time.
+	annResign = task.Task{ID: "task-4", Account: account, DocumentID: "contract-7", Recipient: "ann@example.com", Subject: "Please sign: contract 7"}
 )
 
 func checkHappyPath(t *testing.T, h *suites.History, newWorker constructor) {
@@ -44,23 +48,39 @@ func checkHappyPath(t *testing.T, h *suites.History, newWorker constructor) {
 }
 
 func checkRetriesReuseKey(t *testing.T, h *suites.History, newWorker constructor) {
+	oneKey := func(e *env) []string {
+		problems := e.expectSentOnce()
+		if keys := e.sendKeys(annContract.ID); len(keys) > 1 {
+			problems = append(problems, fmt.Sprintf("Send was called with %d different idempotency keys for %s (%s), want the same key on every attempt", len(keys), annContract.ID, strings.Join(keys, ", ")))
+		}
+		return problems
+	}
 	playAll(t, h, newWorker, &scenario{
 		name:  "the provider fails, throttles and fails again before it commits",
 		tasks: []task.Task{annContract},
 		setup: func(e *env) {
 			e.p.Script(
 				provider.FailBeforeCommit().On(provider.OpSend),
-				provider.Throttle(2*time.Second).On(provider.OpSend),
+				provider.Throttle(20*time.Second).On(provider.OpSend),
 				provider.FailBeforeCommit().On(provider.OpSend),
 			)
 		},
-		expect: func(e *env) []string {
-			problems := e.expectSentOnce()
-			if keys := e.sendKeys(annContract.ID); len(keys) > 1 {
-				problems = append(problems, fmt.Sprintf("Send was called with %d different idempotency keys for %s (%s), want the same key on every attempt", len(keys), annContract.ID, strings.Join(keys, ", ")))
-			}
-			return problems
-		},
+		expect: oneKey,
+	}, &scenario{
+		name:   "the provider commits the first Send and answers 504 gateway timeout at once, long before the delivery's deadline",
+		tasks:  []task.Task{annContract},
+		plan:   firstCall(op("Send"), timeoutAfter),
+		expect: oneKey,
+	}, &scenario{
+		name:   "the provider commits the first Send and the connection breaks with an error the worker cannot classify",
+		tasks:  []task.Task{annContract},
+		plan:   firstCall(op("Send"), failAfter),
+		expect: oneKey,
+	}, &scenario{
+		name:   "the first two Sends time out with a 504 (the first one committed), the third is answered",
+		tasks:  []task.Task{annContract},
+		plan:   steps(step{op("Send"), timeoutAfter}, step{op("Send"), timeoutAfter}),
+		expect: oneKey,
 	})
 }
 
@@ -75,6 +95,15 @@ func checkLostResponse(t *testing.T, h *suites.History, newWorker constructor) {
 			name:  "the first Send and the next call after it both lose their responses",
 			tasks: []task.Task{annContract},
 			setup: func(e *env) { e.p.Script(provider.LoseResponse().On(provider.OpSend), provider.LoseResponse()) },
+		},
+		&scenario{
+			name:  "the provider is down (503 unavailable) for the first 25 minutes, longer than a delivery's 10-minute deadline; the queue redelivers every 5 minutes",
+			tasks: []task.Task{annContract},
+			setup: func(e *env) {
+				now := time.Now()
+				e.p.Outage(now, now.Add(25*time.Minute))
+			},
+			redelivery: func(bool) time.Duration { return 5 * time.Minute },
 		},
 	)
 }
@@ -165,6 +194,39 @@ func checkOwnKeys(t *testing.T, h *suites.History, newWorker constructor) {
 			}
 			return problems
 		},
+	}, &scenario{
+		name:  "two tasks with identical content: contract-7 to ann as task-1, and again as task-4 (a contract signed a second time)",
+		tasks: []task.Task{annContract, annResign},
+		expect: func(e *env) []string {
+			var problems []string
+			ds := e.deliveriesOf(annContract)
+			if len(ds) != 2 {
+				problems = append(problems, fmt.Sprintf("customer %s has received %s for %s, want 2: %s and %s are two tasks, each one signing request", annContract.Recipient, plural(len(ds), "signing request"), annContract.DocumentID, annContract.ID, annResign.ID))
+			}
+			e.mu.Lock()
+			r1, r4 := e.records[annContract.ID], e.records[annResign.ID]
+			acks1, acks4 := e.acks[annContract.ID], e.acks[annResign.ID]
+			e.mu.Unlock()
+			if r1.OperationID != "" && r1.OperationID == r4.OperationID {
+				problems = append(problems, fmt.Sprintf("store.Load(%q) and store.Load(%q) both have the operation id %s, want a different one for every task, even when two tasks have the same content", annContract.ID, annResign.ID, r1.OperationID))
+			}
+			for _, r := range []struct {
+				id   string
+				rec  task.Record
+				acks int
+			}{{annContract.ID, r1, acks1}, {annResign.ID, r4, acks4}} {
+				if r.rec.State != task.Sent || r.rec.RequestID == "" {
+					problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want sent with its own request id", r.id, describeRecord(r.rec, r.rec.State != "")))
+				}
+				if r.acks == 0 {
+					problems = append(problems, fmt.Sprintf("%s was never acknowledged", r.id))
+				}
+			}
+			if r1.RequestID != "" && r1.RequestID == r4.RequestID {
+				problems = append(problems, fmt.Sprintf("%s and %s are both recorded sent as %s, want two signing requests: the second task was taken for a retry of the first", annContract.ID, annResign.ID, r1.RequestID))
+			}
+			return problems
+		},
 	})
 }
 
@@ -194,49 +256,109 @@ func checkInProgress(t *testing.T, h *suites.History, newWorker constructor) {
 	})
 }
 
-func checkMismatch(t *testing.T, h *suites.History, newWorker constructor) {
-	playAll(t, h, newWorker, &scenario{
-		name:  "the key was already used for another request",
-		tasks: []task.Task{annContract},
-		setup: func(e *env) {
-			e.beforeSend = func(_ context.Context, acct, key string, _ provider.SendRequest) {
-				e.h.Note("another client of account %s has already used the key %s for nda-9 to bob@example.com", acct, key)
-				e.p.Send(context.Background(), acct, key, provider.SendRequest{DocumentID: "nda-9", Recipient: "bob@example.com", Subject: "Please sign: NDA 9"})
-			}
-		},
-		expect: func(e *env) []string {
-			var problems []string
-			e.mu.Lock()
-			keys := append([]string(nil), e.keys[annContract.ID]...)
-			rec, ok := e.records[annContract.ID]
-			returns := append([]error(nil), e.returns[annContract.ID]...)
-			acks, deliveries := e.acks[annContract.ID], e.deliveries[annContract.ID]
-			e.mu.Unlock()
-			if len(keys) != 1 {
-				problems = append(problems, fmt.Sprintf("Send was called %d times for %s (with the keys %s), want 1: a parameter mismatch fails the same way on every attempt, and sending under a new key hides a bug", len(keys), annContract.ID, strings.Join(e.sendKeys(annContract.ID), ", ")))
-			}
-			if n := len(e.deliveriesOf(annContract)); n != 0 {
-				problems = append(problems, fmt.Sprintf("customer %s has received %s for %s (%s), want 0 after the provider refused the request", annContract.Recipient, plural(n, "signing request"), annContract.DocumentID, annContract.ID))
-			}
-			if len(returns) == 0 || !errors.Is(returns[0], provider.ErrParameterMismatch) {
-				got := "no return (the worker crashed)"
-				if len(returns) > 0 {
-					got = fmt.Sprint(returns[0])
+// refusal is one task the provider refuses, and the error it refuses it with.
+type refusal struct {
+	name  string
+	task  task.Task
+	opts  provider.Options
+	setup func(e *env)
+	want  error
+}
+
+// refusals are the provider's definite refusals, one task each.
+func refusals() []refusal {
+	invalid := annContract
+	invalid.Recipient = "ann.example.com"
+	foreign := annContract
+	foreign.Account = "globex"
+	return []refusal{
+		{
+			name: "the key was already used for another request",
+			task: annContract,
+			setup: func(e *env) {
+				e.beforeSend = func(_ context.Context, acct, key string, _ provider.SendRequest) {
+					e.h.Note("another client of account %s has already used the key %s for nda-9 to bob@example.com", acct, key)
+					e.p.Send(context.Background(), acct, key, provider.SendRequest{DocumentID: "nda-9", Recipient: "bob@example.com", Subject: "Please sign: NDA 9"})
 				}
-				problems = append(problems, fmt.Sprintf("Process(%s) = %s, want an error wrapping provider.ErrParameterMismatch", annContract.ID, got))
-			}
-			switch {
-			case !ok:
-				problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = no record, want failed", annContract.ID))
-			case rec.State != task.Failed:
-				problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want failed", annContract.ID, rec))
-			}
-			if acks == 0 {
-				problems = append(problems, fmt.Sprintf("%s was delivered %d times and never acknowledged: a task that can never succeed is recorded failed and leaves the queue", annContract.ID, deliveries))
-			}
-			return problems
+			},
+			want: provider.ErrParameterMismatch,
 		},
-	})
+		{
+			name: "the recipient is not an email address (ann.example.com)",
+			task: invalid,
+			want: provider.ErrInvalidRequest,
+		},
+		{
+			name: "the task's account (globex) is not one the provider accepts",
+			task: foreign,
+			opts: provider.Options{Accounts: []string{account}},
+			want: provider.ErrUnauthorized,
+		},
+	}
+}
+
+// expectRefused checks the end state of a refused task: one Send, nothing
+// delivered, recorded failed with the reason, acknowledged, and the first
+// Process call returned an error wrapping want.
+func (e *env) expectRefused(tk task.Task, want error) []string {
+	var problems []string
+	e.mu.Lock()
+	keys := append([]string(nil), e.keys[tk.ID]...)
+	rec, ok := e.records[tk.ID]
+	returns := append([]error(nil), e.returns[tk.ID]...)
+	acks, deliveries := e.acks[tk.ID], e.deliveries[tk.ID]
+	e.mu.Unlock()
+	if len(keys) != 1 {
+		problems = append(problems, fmt.Sprintf("Send was called %d times for %s (with the keys %s), want 1: a refusal fails the same way on every attempt, and sending under a new key hides a bug", len(keys), tk.ID, strings.Join(e.sendKeys(tk.ID), ", ")))
+	}
+	if n := len(e.deliveriesOf(tk)); n != 0 {
+		problems = append(problems, fmt.Sprintf("customer %s has received %s for %s (%s), want 0 after the provider refused the request", tk.Recipient, plural(n, "signing request"), tk.DocumentID, tk.ID))
+	}
+	if len(returns) == 0 || !errors.Is(returns[0], want) {
+		got := "no return (the worker crashed)"
+		if len(returns) > 0 {
+			got = fmt.Sprint(returns[0])
+		}
+		problems = append(problems, fmt.Sprintf("Process(%s) = %s, want an error wrapping %s", tk.ID, got, sentinelName(want)))
+	}
+	switch {
+	case !ok:
+		problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = no record, want failed", tk.ID))
+	case rec.State != task.Failed:
+		problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want failed", tk.ID, rec))
+	case rec.Error == "":
+		problems = append(problems, fmt.Sprintf("store.Load(%q) after the run = %s, want failed with the reason in Error", tk.ID, rec))
+	}
+	if acks == 0 {
+		problems = append(problems, fmt.Sprintf("%s was delivered %d times and never acknowledged: a task that can never succeed is recorded failed and leaves the queue", tk.ID, deliveries))
+	}
+	return problems
+}
+
+func sentinelName(err error) string {
+	switch err {
+	case provider.ErrParameterMismatch:
+		return "provider.ErrParameterMismatch"
+	case provider.ErrInvalidRequest:
+		return "provider.ErrInvalidRequest"
+	case provider.ErrUnauthorized:
+		return "provider.ErrUnauthorized"
+	}
+	return err.Error()
+}
+
+func checkRefusals(t *testing.T, h *suites.History, newWorker constructor) {
+	var scs []*scenario
+	for _, r := range refusals() {
+		scs = append(scs, &scenario{
+			name:   r.name,
+			tasks:  []task.Task{r.task},
+			opts:   r.opts,
+			setup:  r.setup,
+			expect: func(e *env) []string { return e.expectRefused(r.task, r.want) },
+		})
+	}
+	playAll(t, h, newWorker, scs...)
 }
 
 func checkRetention(t *testing.T, h *suites.History, newWorker constructor) {
@@ -259,6 +381,28 @@ func checkRetention(t *testing.T, h *suites.History, newWorker constructor) {
 			name:       "the worker dies just before its first Send, and the task comes back after 25h",
 			tasks:      []task.Task{annContract},
 			plan:       firstCall(func(c call) bool { return c.op == "Send" }, crashBefore),
+			redelivery: afterCrash(25 * time.Hour),
+			expect:     expect,
+		},
+		&scenario{
+			name:       "the provider commits the first Send, the worker dies before the answer, and the task comes back after 8 days",
+			tasks:      []task.Task{annContract},
+			plan:       firstCall(op("Send"), crashAfter),
+			redelivery: afterCrash(8 * 24 * time.Hour),
+			expect:     expect,
+		},
+		&scenario{
+			name:       "the provider commits the first Send, the worker dies before the answer; 25h later the first lookup fails with a broken connection",
+			tasks:      []task.Task{annContract},
+			plan:       steps(step{op("Send"), crashAfter}, step{opOf(2, "Find"), failBefore}),
+			redelivery: afterCrash(25 * time.Hour),
+			expect:     expect,
+		},
+		&scenario{
+			name:       "the provider commits the first Send, the worker dies before the answer; 25h later the provider answers the first lookup 503 unavailable",
+			tasks:      []task.Task{annContract},
+			setup:      func(e *env) { e.p.Script(provider.FailBeforeCommit().On(provider.OpFind)) },
+			plan:       firstCall(op("Send"), crashAfter),
 			redelivery: afterCrash(25 * time.Hour),
 			expect:     expect,
 		},
@@ -300,4 +444,161 @@ func checkRandomCrashes(t *testing.T, h *suites.History, newWorker constructor) 
 			return []crash{crashBefore, crashAfter, crashInFlight}[e.rng.IntN(3)]
 		},
 	})
+}
+
+func checkFailingCalls(t *testing.T, h *suites.History, newWorker constructor) {
+	// The calls of a first delivery, and of a redelivery after the worker
+	// died right after its first Send committed: every one of them, by a
+	// process that stays alive, fails once with an ordinary error.
+	clean := probe(t, h, newWorker, &scenario{name: "one task, nothing goes wrong", tasks: []task.Task{annContract}})
+	if clean == nil {
+		return
+	}
+	afterCommit := firstCall(op("Send"), crashAfter)
+	redelivered := probe(t, h, newWorker, &scenario{
+		name:  "the provider commits the first Send; the worker dies before the answer arrives",
+		tasks: []task.Task{annContract},
+		plan:  afterCommit,
+	})
+	if redelivered == nil {
+		return
+	}
+	var scs []*scenario
+	add := func(c call, prefix []step, what string) {
+		variants := []crash{failBefore}
+		if c.op == "Save" || c.op == "Ack" || c.op == "Send" {
+			variants = append(variants, failAfter)
+		}
+		for _, v := range variants {
+			how := "fails with an ordinary error and has no effect"
+			if v == failAfter {
+				how = "takes effect, then fails with an ordinary error"
+			}
+			target := c
+			match := func(c call) bool { return c.inc == target.inc && c.seq == target.seq }
+			scs = append(scs, &scenario{
+				name:  fmt.Sprintf("%scall #%d of worker #%d, %s, %s", what, c.seq, c.inc, c, how),
+				tasks: []task.Task{annContract},
+				plan:  steps(append(append([]step(nil), prefix...), step{match, v})...),
+			})
+		}
+	}
+	for _, c := range clean.trace {
+		if c.inc == 1 {
+			add(c, nil, "")
+		}
+	}
+	for _, c := range redelivered.trace {
+		if c.inc == 2 {
+			add(c, []step{{op("Send"), crashAfter}}, "after a crash right after the first Send committed: ")
+		}
+	}
+	if len(scs) == 0 {
+		t.Skipf("%s the worker made no calls to its dependencies", rubric.InconclusiveMark)
+	}
+	playAll(t, h, newWorker, scs...)
+}
+
+func checkCancelled(t *testing.T, h *suites.History, newWorker constructor) {
+	neverFailed := func(e *env) []string {
+		problems := e.expectSentOnce()
+		e.mu.Lock()
+		saves := append([]task.Record(nil), e.saves[annContract.ID]...)
+		e.mu.Unlock()
+		for _, r := range saves {
+			if r.State == task.Failed {
+				return append(problems, fmt.Sprintf("store.Save(%q, {%s}) recorded the task as failed: a cancelled context is the worker giving up, not the provider refusing", annContract.ID, r))
+			}
+		}
+		return problems
+	}
+	scs := []*scenario{{
+		name:  "the provider commits the first Send and, at that moment, the delivery's context is cancelled (a graceful shutdown); the worker lives on",
+		tasks: []task.Task{annContract},
+		setup: func(e *env) {
+			e.p.OnCommit(func(provider.Delivery) {
+				e.p.OnCommit(nil)
+				e.mu.Lock()
+				cancel := e.cancel
+				e.mu.Unlock()
+				e.h.Record("queue", "cancels the delivery's context", "right after the provider committed the request: the worker is shutting down")
+				cancel()
+			})
+		},
+		expect: neverFailed,
+	}}
+	clean := probe(t, h, newWorker, &scenario{name: "one task, nothing goes wrong", tasks: []task.Task{annContract}})
+	if clean == nil {
+		return
+	}
+	for _, c := range clean.trace {
+		if c.inc != 1 {
+			continue
+		}
+		target := c
+		scs = append(scs, &scenario{
+			name:   fmt.Sprintf("the delivery's context is cancelled just before call #%d, %s; the worker lives on", c.seq, c),
+			tasks:  []task.Task{annContract},
+			plan:   steps(step{func(c call) bool { return c.inc == target.inc && c.seq == target.seq }, cancelBefore}),
+			expect: neverFailed,
+		})
+	}
+	playAll(t, h, newWorker, scs...)
+}
+
+func checkSettled(t *testing.T, h *suites.History, newWorker constructor) {
+	onlyAcked := func(tk task.Task, refused error) func(e *env) []string {
+		return func(e *env) []string {
+			var problems []string
+			if refused == nil {
+				problems = e.expectSentOnce()
+			} else {
+				problems = e.expectRefused(tk, refused)
+			}
+			e.mu.Lock()
+			before, after := e.sendsUntil[tk.ID], len(e.keys[tk.ID])
+			late := append([]error(nil), e.lateReturn[tk.ID]...)
+			acks := e.acks[tk.ID]
+			e.mu.Unlock()
+			if after > before {
+				problems = append(problems, fmt.Sprintf("the late duplicate of %s made %s, want none: the task's outcome was recorded, so a delivery only acknowledges it", tk.ID, plural(after-before, "Send")))
+			}
+			if acks < 2 {
+				problems = append(problems, fmt.Sprintf("the late duplicate of %s was not acknowledged, want it acknowledged: its outcome is recorded, so it leaves the queue", tk.ID))
+			}
+			if len(late) > 0 {
+				switch {
+				case refused == nil && late[0] != nil:
+					problems = append(problems, fmt.Sprintf("Process(%s) for the late duplicate = %v, want nil: the task is sent", tk.ID, late[0]))
+				case refused != nil && late[0] == nil:
+					problems = append(problems, fmt.Sprintf("Process(%s) for the late duplicate = nil, want an error: the task was refused", tk.ID))
+				}
+			}
+			return problems
+		}
+	}
+	var scs []*scenario
+	for _, after := range []time.Duration{25 * time.Hour, 8 * 24 * time.Hour} {
+		scs = append(scs, &scenario{
+			name:       fmt.Sprintf("task-1 is sent and acknowledged; the queue delivers it again %v later", after),
+			tasks:      []task.Task{annContract},
+			again:      []task.Task{annContract},
+			againAfter: after,
+			expect:     onlyAcked(annContract, nil),
+		})
+	}
+	for _, r := range refusals()[:2] {
+		for _, after := range []time.Duration{time.Hour, 25 * time.Hour} {
+			scs = append(scs, &scenario{
+				name:       fmt.Sprintf("%s: refused, recorded failed and acknowledged; the queue delivers it again %v later", r.name, after),
+				tasks:      []task.Task{r.task},
+				opts:       r.opts,
+				setup:      r.setup,
+				again:      []task.Task{r.task},
+				againAfter: after,
+				expect:     onlyAcked(r.task, r.want),
+			})
+		}
+	}
+	playAll(t, h, newWorker, scs...)
 }

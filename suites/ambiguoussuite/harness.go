@@ -2,6 +2,7 @@ package ambiguoussuite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -70,6 +71,23 @@ const (
 	crashBefore         // the process dies before the call has any effect
 	crashAfter          // the call takes effect; the process dies before it returns
 	crashInFlight       // Send only: the request reaches the provider; the process dies waiting
+
+	// The faults below leave the process alive: the call returns, and the
+	// worker sees what happened.
+	failBefore   // the call fails with an ordinary error and has no effect
+	failAfter    // the call takes effect, then fails with an ordinary error
+	timeoutAfter // Send only: the provider commits, then the call fails with a 504 (an error wrapping provider.ErrTimeout) while ctx is alive
+	cancelBefore // the delivery's context is cancelled just before the call (a shutdown); the call then proceeds
+)
+
+// isCrash reports whether c kills the process.
+func (c crash) isCrash() bool { return c == crashBefore || c == crashAfter || c == crashInFlight }
+
+// The ordinary errors a live dependency returns.
+var (
+	errStore   = errors.New("store: connection reset by peer")
+	errQueue   = errors.New("queue: ack: connection reset by peer")
+	errNetwork = errors.New("network: connection reset by peer")
 )
 
 // call is one call a worker process makes to its dependencies while it
@@ -99,15 +117,21 @@ type scenario struct {
 	name  string
 	tasks []task.Task
 
-	// again are tasks the queue delivers once more an hour after every
-	// task was acknowledged: at-least-once delivery's late duplicates.
-	again []task.Task
+	// again are tasks the queue delivers once more, againAfter (default an
+	// hour) after every task was settled: at-least-once delivery's late
+	// duplicates.
+	again      []task.Task
+	againAfter time.Duration
+
+	// opts configure the provider.
+	opts provider.Options
 
 	// setup scripts the provider before the first delivery.
 	setup func(e *env)
 
-	// plan picks the crashes; nil means none. At most maxCrashes fire
-	// (default 1).
+	// plan picks the crashes and the faults of live calls; nil means none.
+	// At most maxCrashes crashes fire (default 1); faults that leave the
+	// process alive are not counted.
 	plan       func(e *env, c call) crash
 	maxCrashes int
 
@@ -120,6 +144,36 @@ type scenario struct {
 
 	// expect checks the end state; nil means expectSentOnce.
 	expect func(e *env) []string
+
+	// watch holds the rules whose invariants the run checks on every call
+	// (see invariants); playAll and probe fill it from the case's Rules.
+	watch []string
+}
+
+// invariants maps each invariant the harness can check on every call to
+// the rule it enforces. A case checks the invariants of the rules it
+// names, so that a failure is reported under a case about that rule.
+var invariants = map[string]string{
+	"send-unsaved": "R3",  // no Send unless the store holds the key
+	"op-replaced":  "R4",  // no Save that replaces the operation id
+	"ack-pending":  "R11", // no Ack while the record says pending
+	"nil-return":   "R12", // nil only when sent, recorded and acknowledged
+	"throttle":     "R9",  // no provider call before a throttle's Retry-After
+}
+
+// rulesOf maps each case's name to its Rules.
+var rulesOf = map[string][]string{}
+
+func init() {
+	for _, tc := range tests {
+		rulesOf[tc.Case.Name] = tc.Case.Rules
+	}
+}
+
+// caseRules returns the Rules of the case t runs, from its subtest name.
+func caseRules(t testing.TB) []string {
+	name := t.Name()
+	return rulesOf[name[strings.LastIndex(name, "/")+1:]]
 }
 
 // incarnation is one worker process.
@@ -170,13 +224,22 @@ type env struct {
 	returns    map[string][]error  // what each Process call for a task returned
 	crashed    map[string]int      // crashes while processing each task
 	problems   []string
+	seen       map[string]bool // invariants already reported
+	step       int             // the next step of a plan made of steps
 	beforeSend func(ctx context.Context, account, key string, req provider.SendRequest)
+
+	cancel     context.CancelFunc // cancels the current delivery's context
+	throttled  time.Time          // no provider call before this: the last throttle's Retry-After
+	throttle   time.Duration      // that throttle's Retry-After
+	ackedOK    bool               // an Ack of the current delivery returned nil
+	sendsUntil map[string]int     // Sends per task before the late duplicates
+	lateReturn map[string][]error // what the late duplicates' Process calls returned
 }
 
 func newEnv(h *suites.History, newWorker constructor, sc *scenario) *env {
 	e := &env{
 		h:          h,
-		p:          provider.New(provider.Options{}),
+		p:          provider.New(sc.opts),
 		newWorker:  newWorker,
 		sc:         sc,
 		rng:        rand.New(rand.NewPCG(uint64(sc.seed), 0x03)),
@@ -187,6 +250,9 @@ func newEnv(h *suites.History, newWorker constructor, sc *scenario) *env {
 		keys:       map[string][]string{},
 		returns:    map[string][]error{},
 		crashed:    map[string]int{},
+		seen:       map[string]bool{},
+		sendsUntil: map[string]int{},
+		lateReturn: map[string][]error{},
 	}
 	e.p.OnEvent(func(ev provider.Event) {
 		action, outcome := providerLine(ev)
@@ -235,6 +301,9 @@ func play(h *suites.History, newWorker constructor, sc *scenario) (*env, []strin
 // one again.
 func playAll(t testing.TB, h *suites.History, newWorker constructor, scs ...*scenario) {
 	t.Helper()
+	for _, sc := range scs {
+		sc.watch = caseRules(t)
+	}
 	for i, sc := range scs {
 		if _, problems := play(suites.NewHistory(), newWorker, sc); len(problems) > 0 {
 			failScenario(t, h, newWorker, sc, i, len(scs), problems)
@@ -303,10 +372,27 @@ func (e *env) run() {
 		queue = append(queue, entry{next.task, time.Now().Add(delay)})
 	}
 	if len(e.sc.again) > 0 && !e.stopped() {
-		time.Sleep(time.Hour)
+		after := e.sc.againAfter
+		if after == 0 {
+			after = time.Hour
+		}
+		e.mu.Lock()
+		for id, keys := range e.keys {
+			e.sendsUntil[id] = len(keys)
+		}
+		e.mu.Unlock()
+		time.Sleep(after)
 		for _, t := range e.sc.again {
-			e.h.Note("an hour later the queue delivers %s once more (at least once: a late duplicate)", t.ID)
+			e.h.Note("%v later the queue delivers %s once more (at least once: a late duplicate)", after, t.ID)
+			e.mu.Lock()
+			n := len(e.returns[t.ID])
+			e.mu.Unlock()
 			e.deliver(t)
+			e.mu.Lock()
+			if len(e.returns[t.ID]) > n {
+				e.lateReturn[t.ID] = append(e.lateReturn[t.ID], e.returns[t.ID][n])
+			}
+			e.mu.Unlock()
 		}
 	}
 	// Requests still on their way reach the provider before anyone counts.
@@ -354,11 +440,15 @@ func (e *env) deliver(tk task.Task) (crashed, acked, idle bool) {
 	n := e.deliveries[tk.ID]
 	e.current = tk.ID
 	inc.processing = true
+	e.ackedOK = false
 	e.mu.Unlock()
 	e.h.Record("queue", fmt.Sprintf("delivers %s (delivery %d)", tk.ID, n), "to "+inc.name)
 
 	ctx, cancel := context.WithTimeout(context.Background(), lease)
 	defer cancel()
+	e.mu.Lock()
+	e.cancel = cancel
+	e.mu.Unlock()
 	d := task.Delivery{Task: tk, Attempt: n, Ack: e.ack(inc, tk)}
 	result := make(chan error, 1)
 	suites.Go(func() {
@@ -397,6 +487,14 @@ func (e *env) deliver(tk task.Task) (crashed, acked, idle bool) {
 		e.inc = nil
 	} else if returned {
 		e.returns[tk.ID] = append(e.returns[tk.ID], err)
+		// nil promises that the task is sent, recorded and acknowledged.
+		if rec := e.records[tk.ID]; err == nil && (rec.State != task.Sent || !e.ackedOK) {
+			why := fmt.Sprintf("the store holds {%s}", rec)
+			if rec.State == task.Sent {
+				why = "no Ack of this delivery returned nil"
+			}
+			e.invariant("nil-return", "Process(%s) = nil, want an error: %s, and nil means the task is sent, recorded and acknowledged", tk.ID, why)
+		}
 	}
 	acked = e.acks[tk.ID] > 0
 	idle = returned && err != nil && e.calls == callsBefore
@@ -452,20 +550,59 @@ func (e *env) enter(inc *incarnation, c call) crash {
 	}
 	inc.seq++
 	c.inc, c.seq, c.task, c.afterReceipt = inc.n, inc.seq, e.current, inc.receipts > 0
+	if c.op == "Send" || c.op == "Status" || c.op == "Find" {
+		if now := time.Now(); now.Before(e.throttled) {
+			e.invariant("throttle", "%s came %v after the provider throttled the worker with Retry-After %v, want the next call to the provider to wait at least that long", c, e.throttle-e.throttled.Sub(now), e.throttle)
+		}
+	}
 	e.trace = append(e.trace, c)
 	act := noCrash
 	limit := max(e.sc.maxCrashes, 1)
-	if e.sc.plan != nil && e.crashes < limit {
+	if e.sc.plan != nil {
 		act = e.sc.plan(e, c)
-		if act == crashInFlight && c.op != "Send" {
+		switch {
+		case act == crashInFlight && c.op != "Send":
 			act = crashAfter
+		case act == timeoutAfter && c.op != "Send":
+			act = failAfter
 		}
-		if act != noCrash {
-			e.crashes++
+		if act.isCrash() {
+			if e.crashes < limit {
+				e.crashes++
+			} else {
+				act = noCrash
+			}
 		}
 	}
+	cancel := e.cancel
 	e.mu.Unlock()
+	if act == cancelBefore {
+		e.h.Record("queue", "cancels the delivery's context", fmt.Sprintf("just before %s: the worker is shutting down", c))
+		cancel()
+		act = noCrash
+	}
 	return act
+}
+
+// invariant adds a problem once per kind: the first violation of a rule is
+// the one worth reading. The caller holds e.mu.
+func (e *env) invariant(kind, format string, args ...any) {
+	if e.seen[kind] || !slices.Contains(e.sc.watch, invariants[kind]) {
+		return
+	}
+	e.seen[kind] = true
+	e.problems = append(e.problems, fmt.Sprintf(format, args...))
+}
+
+// failed records that the dependency call what failed with err, the
+// process alive, and returns err for the worker.
+func (e *env) failed(inc *incarnation, what string, after bool, err error) error {
+	how := "fails, without effect"
+	if after {
+		how = "takes effect, then fails"
+	}
+	e.h.Record(inc.name, what, how+": "+err.Error())
+	return err
 }
 
 // die records the crash of inc and ends the calling goroutine.
@@ -481,16 +618,29 @@ func (e *env) die(inc *incarnation, how string) {
 func (e *env) ack(inc *incarnation, tk task.Task) func(context.Context) error {
 	return func(context.Context) error {
 		act := e.enter(inc, call{op: "Ack", arg: tk.ID})
-		if act == crashBefore {
+		switch act {
+		case crashBefore:
 			e.die(inc, fmt.Sprintf("while calling Ack(%s), before the queue got the acknowledgement", tk.ID))
+		case failBefore:
+			return e.failed(inc, fmt.Sprintf("Ack(%s)", tk.ID), false, errQueue)
 		}
 		e.mu.Lock()
 		e.acks[tk.ID]++
+		if rec, ok := e.records[tk.ID]; !ok || rec.State == task.Pending {
+			e.invariant("ack-pending", "Ack(%s) was called while the store held %s, want the outcome (sent or failed) saved before the delivery is acknowledged: after the acknowledgement nobody finishes the task", tk.ID, describeRecord(rec, ok))
+		}
+		if act == noCrash {
+			e.ackedOK = true
+		}
 		e.mu.Unlock()
 		e.h.Record(inc.name, fmt.Sprintf("Ack(%s)", tk.ID), "the queue removes the task")
-		if act != noCrash {
-			e.die(inc, fmt.Sprintf("right after the queue got Ack(%s)", tk.ID))
+		switch act {
+		case failAfter:
+			return e.failed(inc, fmt.Sprintf("Ack(%s)", tk.ID), true, errQueue)
+		case noCrash:
+			return nil
 		}
+		e.die(inc, fmt.Sprintf("right after the queue got Ack(%s)", tk.ID))
 		return nil
 	}
 }
@@ -505,8 +655,11 @@ type storeProxy struct {
 func (s storeProxy) Load(ctx context.Context, taskID string) (task.Record, bool, error) {
 	e := s.e
 	act := e.enter(s.inc, call{op: "Load", arg: taskID})
-	if act == crashBefore {
+	switch act {
+	case crashBefore:
 		e.die(s.inc, fmt.Sprintf("while calling store.Load(%s)", taskID))
+	case failBefore, failAfter:
+		return task.Record{}, false, e.failed(s.inc, fmt.Sprintf("store.Load(%s)", taskID), false, errStore)
 	}
 	e.mu.Lock()
 	r, ok := e.records[taskID]
@@ -522,18 +675,34 @@ func (s storeProxy) Load(ctx context.Context, taskID string) (task.Record, bool,
 	return r, ok, nil
 }
 
+func describeRecord(r task.Record, ok bool) string {
+	if !ok {
+		return "no record"
+	}
+	return "{" + r.String() + "}"
+}
+
 // Save implements Store.
 func (s storeProxy) Save(ctx context.Context, taskID string, r task.Record) error {
 	e := s.e
 	act := e.enter(s.inc, call{op: "Save", arg: string(r.State)})
-	if act == crashBefore {
+	switch act {
+	case crashBefore:
 		e.die(s.inc, fmt.Sprintf("while calling store.Save(%s, {%s}), before the write took effect", taskID, r))
+	case failBefore:
+		return e.failed(s.inc, fmt.Sprintf("store.Save(%s, {%s})", taskID, r), false, errStore)
 	}
 	e.mu.Lock()
+	if old, ok := e.records[taskID]; ok && old.OperationID != r.OperationID {
+		e.invariant("op-replaced", "store.Save(%q, {%s}) replaced the operation id %s with %s, want one operation id per task, kept for ever: every Send for the task uses the one saved first", taskID, r, old.OperationID, r.OperationID)
+	}
 	e.records[taskID] = r
 	e.saves[taskID] = append(e.saves[taskID], r)
 	e.mu.Unlock()
 	e.h.Record(s.inc.name, fmt.Sprintf("store.Save(%s)", taskID), r.String())
+	if act == failAfter {
+		return e.failed(s.inc, fmt.Sprintf("store.Save(%s)", taskID), true, errStore)
+	}
 	if act != noCrash {
 		e.die(s.inc, fmt.Sprintf("right after store.Save(%s) took effect, before it returned", taskID))
 	}
@@ -558,6 +727,8 @@ func (a apiProxy) Send(ctx context.Context, acct, key string, req provider.SendR
 	switch act {
 	case crashBefore:
 		e.die(a.inc, fmt.Sprintf("while calling Send(%s), before the request left the process", key))
+	case failBefore:
+		return provider.Receipt{}, e.failed(a.inc, fmt.Sprintf("Send(%s)", key), false, errNetwork)
 	case crashInFlight:
 		// The request is on the wire. The provider goes on with it; the
 		// process that sent it is gone.
@@ -566,12 +737,22 @@ func (a apiProxy) Send(ctx context.Context, acct, key string, req provider.SendR
 		suites.Go(func() { e.p.Send(context.WithoutCancel(ctx), acct, key, req) }).Settle()
 		e.die(a.inc, fmt.Sprintf("while Send(%s) is on its way: the provider has the request, the worker is gone", key))
 	}
+	e.mu.Lock()
+	if rec, ok := e.records[e.current]; !ok || rec.OperationID != key {
+		e.invariant("send-unsaved", "Send(%s) for %s was made while the store held %s, want the operation id saved before anything is sent: a request the store does not name cannot be found again after a crash", key, e.current, describeRecord(rec, ok))
+	}
+	e.mu.Unlock()
 	if hook != nil {
 		hook(ctx, acct, key, req)
 	}
 	r, err := e.p.Send(ctx, acct, key, req)
-	if act == crashAfter {
+	switch act {
+	case crashAfter:
 		e.die(a.inc, fmt.Sprintf("after the provider handled Send(%s), before its answer reached the worker", key))
+	case failAfter:
+		return provider.Receipt{}, e.failed(a.inc, fmt.Sprintf("Send(%s)", key), true, errNetwork)
+	case timeoutAfter:
+		return provider.Receipt{}, e.failed(a.inc, fmt.Sprintf("Send(%s)", key), true, fmt.Errorf("504 gateway timeout: %w", provider.ErrTimeout))
 	}
 	if err == nil {
 		e.mu.Lock()
@@ -583,8 +764,14 @@ func (a apiProxy) Send(ctx context.Context, acct, key string, req provider.SendR
 }
 
 // noteNoAnswer records a call that ended without an answer: the provider's
-// log says what it did, but not that the worker never heard of it.
+// log says what it did, but not that the worker never heard of it. It also
+// notes a throttle's Retry-After, before which no call may follow.
 func (e *env) noteNoAnswer(inc *incarnation, op, key string, err error) {
+	if ra, ok := provider.RetryAfter(err); ok {
+		e.mu.Lock()
+		e.throttled, e.throttle = time.Now().Add(ra), ra
+		e.mu.Unlock()
+	}
 	if provider.Ambiguous(err) {
 		e.h.Record(inc.name, fmt.Sprintf("%s(%s)", op, key), "gets no answer: "+err.Error())
 	}
@@ -594,10 +781,16 @@ func (e *env) noteNoAnswer(inc *incarnation, op, key string, err error) {
 func (a apiProxy) Status(ctx context.Context, acct, key string) (provider.Receipt, error) {
 	e := a.e
 	act := e.enter(a.inc, call{op: "Status", arg: key})
-	if act == crashBefore {
+	switch act {
+	case crashBefore:
 		e.die(a.inc, fmt.Sprintf("while calling Status(%s), before the request left the process", key))
+	case failBefore:
+		return provider.Receipt{}, e.failed(a.inc, fmt.Sprintf("Status(%s)", key), false, errNetwork)
 	}
 	r, err := e.p.Status(ctx, acct, key)
+	if act == failAfter {
+		return provider.Receipt{}, e.failed(a.inc, fmt.Sprintf("Status(%s)", key), true, errNetwork)
+	}
 	if act != noCrash {
 		e.die(a.inc, fmt.Sprintf("after the provider answered Status(%s), before the answer reached the worker", key))
 	}
@@ -609,10 +802,16 @@ func (a apiProxy) Status(ctx context.Context, acct, key string) (provider.Receip
 func (a apiProxy) Find(ctx context.Context, acct, reference string) ([]provider.Receipt, error) {
 	e := a.e
 	act := e.enter(a.inc, call{op: "Find", arg: reference})
-	if act == crashBefore {
+	switch act {
+	case crashBefore:
 		e.die(a.inc, fmt.Sprintf("while calling Find(%s), before the request left the process", reference))
+	case failBefore:
+		return nil, e.failed(a.inc, fmt.Sprintf("Find(%s)", reference), false, errNetwork)
 	}
 	r, err := e.p.Find(ctx, acct, reference)
+	if act == failAfter {
+		return nil, e.failed(a.inc, fmt.Sprintf("Find(%s)", reference), true, errNetwork)
+	}
 	if act != noCrash {
 		e.die(a.inc, fmt.Sprintf("after the provider answered Find(%s), before the answer reached the worker", reference))
 	}
@@ -748,15 +947,39 @@ func crashAt(target call, v crash) (func(*env, call) crash, string) {
 	return plan, fmt.Sprintf("the worker crashes at its call #%d, %s, %s", target.seq, target, how)
 }
 
-// firstCall returns a plan that crashes the way v says at the first call
-// for which match is true.
+// firstCall returns a plan that crashes (or fails the call) the way v
+// says at the first call for which match is true.
 func firstCall(match func(c call) bool, v crash) func(*env, call) crash {
-	return func(_ *env, c call) crash {
-		if match(c) {
-			return v
+	return steps(step{match, v})
+}
+
+// step is one fault of a plan made of steps.
+type step struct {
+	match func(c call) bool
+	act   crash
+}
+
+// steps returns a plan that injects each step once, in order: a step's act
+// hits the first call, after the previous step fired, for which its match
+// is true.
+func steps(ss ...step) func(*env, call) crash {
+	return func(e *env, c call) crash {
+		if e.step < len(ss) && ss[e.step].match(c) {
+			e.step++
+			return ss[e.step-1].act
 		}
 		return noCrash
 	}
+}
+
+// op matches the calls of one operation, by any process.
+func op(name string) func(call) bool {
+	return func(c call) bool { return c.op == name }
+}
+
+// opOf matches the calls of one operation by the n-th process.
+func opOf(n int, name string) func(call) bool {
+	return func(c call) bool { return c.inc == n && c.op == name }
 }
 
 // afterCrash holds the task back for d after a crash, and for the usual
@@ -775,6 +998,7 @@ func afterCrash(d time.Duration) func(bool) time.Duration {
 // derived from a run that fails on its own would only repeat the failure.
 func probe(t testing.TB, h *suites.History, newWorker constructor, sc *scenario) *env {
 	t.Helper()
+	sc.watch = caseRules(t)
 	e, problems := play(suites.NewHistory(), newWorker, sc)
 	if len(problems) > 0 {
 		failScenario(t, h, newWorker, sc, 0, 1, problems)

@@ -1,0 +1,143 @@
+package ambiguous
+
+// Independent probe, written from README.md, the starter's doc comments and
+// provider/README.md only. It uses its own in-memory Store and queue.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/provider"
+)
+
+var (
+	_ = errors.Is
+	_ = fakeclock.Advance
+	_ = time.Second
+)
+
+type probeStore struct {
+	mu        sync.Mutex
+	recs      map[string]Record
+	failSaves int // fail the next n Saves
+	failLoads int // fail the next n Loads
+	onSave    func(taskID string, r Record)
+}
+
+func newProbeStore() *probeStore { return &probeStore{recs: map[string]Record{}} }
+
+func (s *probeStore) Load(ctx context.Context, id string) (Record, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failLoads > 0 {
+		s.failLoads--
+		return Record{}, false, errors.New("probe store: load failed (connection reset)")
+	}
+	r, ok := s.recs[id]
+	return r, ok, nil
+}
+
+func (s *probeStore) Save(ctx context.Context, id string, r Record) error {
+	s.mu.Lock()
+	if s.failSaves > 0 {
+		s.failSaves--
+		s.mu.Unlock()
+		return errors.New("probe store: save failed (connection reset)")
+	}
+	s.recs[id] = r
+	hook := s.onSave
+	s.mu.Unlock()
+	if hook != nil {
+		hook(id, r)
+	}
+	return nil
+}
+
+func (s *probeStore) get(id string) (Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.recs[id]
+	return r, ok
+}
+
+func probeIDs() func() string {
+	var mu sync.Mutex
+	n := 0
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return fmt.Sprintf("op-%06d", n)
+	}
+}
+
+type probeQueue struct {
+	mu     sync.Mutex
+	acks   int
+	ackErr error
+	onAck  func()
+}
+
+func (q *probeQueue) delivery(t Task, attempt int) Delivery {
+	return Delivery{Task: t, Attempt: attempt, Ack: func(ctx context.Context) error {
+		q.mu.Lock()
+		q.acks++
+		hook, err := q.onAck, q.ackErr
+		q.mu.Unlock()
+		if hook != nil {
+			hook()
+		}
+		return err
+	}}
+}
+
+func (q *probeQueue) count() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.acks
+}
+
+func probeTask(id, doc, to string) Task {
+	return Task{ID: id, Account: "acme", DocumentID: doc, Recipient: to, Subject: "Please sign"}
+}
+
+func probeKeys(p *provider.Provider) []string {
+	var keys []string
+	for _, d := range p.AllDeliveries() {
+		keys = append(keys, d.Key)
+	}
+	return keys
+}
+
+// README: "Two different tasks never share an id, even when they send the
+// same document or go to the same person." Two tasks send the same document
+// to the same person (the contract must be signed twice): two requests.
+func TestProbeSameContentDifferentTasks(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		p := provider.New(provider.Options{})
+		s := newProbeStore()
+		q := &probeQueue{}
+		ids := probeIDs()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		w := New(Deps{Provider: p, Store: s, NewID: ids})
+		for _, id := range []string{"task-1", "task-2"} {
+			if err := w.Process(ctx, q.delivery(probeTask(id, "contract-7", "ann@example.com"), 1)); err != nil {
+				t.Fatalf("Process(%s) = %v", id, err)
+			}
+		}
+		r1, _ := s.get("task-1")
+		r2, _ := s.get("task-2")
+		if r1.OperationID == r2.OperationID {
+			t.Errorf("task-1 and task-2 share operation id %q", r1.OperationID)
+		}
+		if got := p.Received("ann@example.com"); got != 2 {
+			t.Fatalf("ann received %d signing requests for two tasks, want 2", got)
+		}
+	})
+}
