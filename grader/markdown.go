@@ -23,6 +23,18 @@ type MarkdownOptions struct {
 	// lab (0 for none), and Hints how many the lab has (0 means three),
 	// so the next step offers the next unseen hint, not the first one.
 	HintsSeen, Hints int
+	// RealTime is set for a run on the real clock (a Redis lab against a
+	// real server): timelines are labelled real time, which differs from
+	// run to run, instead of virtual time.
+	RealTime bool
+}
+
+// TimelineLabel is what a case's timeline is labelled with.
+func (o MarkdownOptions) TimelineLabel() string {
+	if o.RealTime {
+		return "real time, against a real server: it differs from run to run"
+	}
+	return "virtual time"
 }
 
 // DocsLink is where feedback links a course path such as
@@ -226,7 +238,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 				b.WriteString("**What happened.** The suite never reached this case: an earlier crash or timeout stopped the run.\n\n")
 			}
 			if len(c.Timeline) > 0 {
-				b.WriteString("**Timeline** (virtual time):\n\n")
+				fmt.Fprintf(&b, "**Timeline** (%s):\n\n", o.TimelineLabel())
 				b.WriteString(fence(c.Timeline))
 			}
 			if concept.ID != "" && c.Status != StatusInconclusive {

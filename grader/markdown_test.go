@@ -161,3 +161,14 @@ func TestBuildErrorInTheShim(t *testing.T) {
 		t.Errorf("feedback for a build error in the shim shows the cache path or advises go build:\n%s", md)
 	}
 }
+
+func TestTimelineLabel(t *testing.T) {
+	lab := goldenLab
+	if md := Markdown(fixtureReport(lab), lab, MarkdownOptions{}); !strings.Contains(md, "**Timeline** (virtual time):") {
+		t.Errorf("feedback on virtual time does not label its timeline so:\n%s", md)
+	}
+	md := Markdown(fixtureReport(lab), lab, MarkdownOptions{RealTime: true})
+	if !strings.Contains(md, "**Timeline** (real time, against a real server: it differs from run to run):") || strings.Contains(md, "virtual time") {
+		t.Errorf("feedback on the real clock labels its timeline wrong:\n%s", md)
+	}
+}

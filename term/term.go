@@ -184,7 +184,7 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 	}
 	const timelineMark = "\x00timeline\x00\n"
 	if len(c.Timeline) > 0 {
-		b.WriteString("  " + s.bold("Timeline") + " (virtual time):\n")
+		b.WriteString("  " + s.bold("Timeline") + " (" + o.Markdown.TimelineLabel() + "):\n")
 		b.WriteString(timelineMark)
 	}
 	if concept := lab.Concept(c.Concept); concept.ID != "" {

@@ -94,3 +94,10 @@ func TestProgressReplacesTheLine(t *testing.T) {
 		t.Errorf("progress wrote %q, want %q", got, want)
 	}
 }
+
+func TestFeedbackRealTimeTimeline(t *testing.T) {
+	got := Feedback(report(3), lab, Options{Markdown: grader.MarkdownOptions{RealTime: true}})
+	if !strings.Contains(got, "Timeline (real time") || strings.Contains(got, "virtual time") {
+		t.Errorf("terminal feedback on the real clock labels its timeline wrong:\n%s", got)
+	}
+}
