@@ -38,7 +38,7 @@ func TestConnectRealFailsFastOnAnUnreachableServer(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("connectReal(%q) took %v to fail, want a prompt failure", addr, took)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "cannot reach Redis") || strings.Contains(msg, "\n") {
+	if msg := err.Error(); !strings.Contains(msg, "cannot reach a Redis server") || strings.Contains(msg, "\n") {
 		t.Errorf("connectReal(%q) error = %q, want one line saying it cannot reach Redis", addr, msg)
 	}
 }
