@@ -202,7 +202,7 @@ var tests = []suites.Test[target]{
 			Concept:     "atomic-check-and-write",
 			Rules:       []string{"R8"},
 			Points:      8,
-			Explanation: "Worker A's write with 33 has passed its check and is held inside the KV, before it lands, when worker B writes with 34; then the other way round. Either way the key ends with 34's value: a lower token never lands on top of a higher one. Then twenty rounds of eight writers at the same instant, for the race detector.",
+			Explanation: "Worker A's write with 33 has passed its check and is held inside the KV, before it lands, when worker B writes with 34; then the other way round. Either way the key ends with 34's value: a lower token never lands on top of a higher one. Then eight writers, ten rounds under seeded schedules of your store's mutex operations and twenty real races, for the race detector.",
 		},
 		Check: checkAtomicWrite,
 	},
