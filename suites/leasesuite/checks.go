@@ -417,8 +417,9 @@ func checkCancelledContext(t *testing.T, s *target) {
 // and scheduledRounds how many seeded schedules of their lock operations
 // checkConcurrentLeases tries.
 const (
-	raceWorkers     = 8
-	scheduledRounds = 30
+	raceWorkers        = 8
+	scheduledRounds    = 30
+	scheduledAckRounds = 10
 )
 
 func checkConcurrentLeases(t *testing.T, s *target) {
@@ -516,6 +517,34 @@ func checkConcurrentSettles(t *testing.T, s *target) {
 	l1 := q.mustLease(t, "w1", "task-1")
 	l2 := q.mustLease(t, "w1", "task-2")
 	l3 := q.mustLease(t, "w1", "task-3")
+
+	// Scheduled rounds of eight Acks of one lease (see checkConcurrentLeases):
+	// a check and a removal in two lock sections let two of them succeed.
+	seed := suites.Seed(t)
+	for round := range scheduledAckRounds {
+		id := fmt.Sprintf("ack-%02d", round)
+		q.enqueue(t, id)
+		l := q.mustLease(t, "w1", id)
+		names := make([]string, raceWorkers)
+		var ok atomic.Int64
+		fs := make([]func(), raceWorkers)
+		for i := range raceWorkers {
+			names[i] = fmt.Sprintf("ack %d", i)
+			fs[i] = func() {
+				if q.q.Ack(ctx, l.Token) == nil {
+					ok.Add(1)
+				}
+			}
+		}
+		res := syncpoint.Race(seed+int64(round), names, fs...)
+		if n := ok.Load(); n != 1 {
+			s.h.Note("round %d (seed %d): %d Acks of %s's lease at once; lock operations scheduled by the suite: %v", round+1, seed+int64(round), raceWorkers, id, res.Controlled)
+			for _, line := range res.Trace {
+				s.h.Note("  %s", line)
+			}
+			t.Fatalf("round %d: %d concurrent Acks of one lease of %s: %d succeeded, want exactly 1", round+1, raceWorkers, id, n)
+		}
+	}
 
 	// Eight Acks of one token at once: exactly one is the acknowledgement.
 	if n := together(raceWorkers, func(int) error { return q.q.Ack(ctx, l1.Token) }); n != 1 {

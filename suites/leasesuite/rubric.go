@@ -241,7 +241,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "concurrent_acks_settle_once", Concept: "atomic-lease", Rules: []string{"R9", "R6", "R7"}, Points: 4,
-			Explanation: "Eight concurrent Acks of one lease: exactly one succeeds. Concurrent Acks and Nacks of one lease: exactly one succeeds, and the task is gone or back accordingly. Renewals racing an Ack do not stop it.",
+			Explanation: "Eight concurrent Acks of one lease, ten times with their lock operations interleaved by the suite from the case's seed (graded by labctl) and once freely: exactly one succeeds. Concurrent Acks and Nacks of one lease: exactly one succeeds, and the task is gone or back accordingly. Renewals racing an Ack do not stop it.",
 		},
 		Check: check(checkConcurrentSettles),
 	},
