@@ -158,6 +158,7 @@ var invariants = map[string]string{
 	"op-replaced":  "R4",  // no Save that replaces the operation id
 	"ack-pending":  "R11", // no Ack while the record says pending
 	"nil-return":   "R12", // nil only when sent, recorded and acknowledged
+	"unwrapped":    "R12", // a store's or the queue's error is returned wrapped
 	"throttle":     "R9",  // no provider call before a throttle's Retry-After
 }
 
@@ -232,6 +233,7 @@ type env struct {
 	throttled  time.Time          // no provider call before this: the last throttle's Retry-After
 	throttle   time.Duration      // that throttle's Retry-After
 	ackedOK    bool               // an Ack of the current delivery returned nil
+	injected   error              // the store's or the queue's error injected into the current delivery
 	sendsUntil map[string]int     // Sends per task before the late duplicates
 	lateReturn map[string][]error // what the late duplicates' Process calls returned
 }
@@ -440,7 +442,7 @@ func (e *env) deliver(tk task.Task) (crashed, acked, idle bool) {
 	n := e.deliveries[tk.ID]
 	e.current = tk.ID
 	inc.processing = true
-	e.ackedOK = false
+	e.ackedOK, e.injected = false, nil
 	e.mu.Unlock()
 	e.h.Record("queue", fmt.Sprintf("delivers %s (delivery %d)", tk.ID, n), "to "+inc.name)
 
@@ -494,6 +496,9 @@ func (e *env) deliver(tk task.Task) (crashed, acked, idle bool) {
 				why = "no Ack of this delivery returned nil"
 			}
 			e.invariant("nil-return", "Process(%s) = nil, want an error: %s, and nil means the task is sent, recorded and acknowledged", tk.ID, why)
+		}
+		if err != nil && e.injected != nil && !errors.Is(err, e.injected) {
+			e.invariant("unwrapped", "Process(%s) = %q, want an error wrapping the one it got (%q): wrap with %%w, so that the caller can tell what failed", tk.ID, err, e.injected)
 		}
 	}
 	acked = e.acks[tk.ID] > 0
@@ -602,6 +607,11 @@ func (e *env) failed(inc *incarnation, what string, after bool, err error) error
 		how = "takes effect, then fails"
 	}
 	e.h.Record(inc.name, what, how+": "+err.Error())
+	if err == errStore || err == errQueue {
+		e.mu.Lock()
+		e.injected = err
+		e.mu.Unlock()
+	}
 	return err
 }
 
