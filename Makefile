@@ -10,10 +10,11 @@ COUNT   ?= 50
 PKGS = $(shell $(GO) list ./... | grep -v -e '/labs/')
 SOLUTIONS = $(sort $(wildcard solutions/[0-9]*))
 
-.PHONY: test vet unit verify fixtures mutate check stress bench docs e2e help
+.PHONY: test vet unit verify fixtures mutate check stress bench docs e2e class help
 
 help:
 	@echo "make test    unit tests of every package, then labctl verify (what CI runs)"
+	@echo "make class   grade the hostile class of submissions over every lab (minutes; CI runs it)"
 	@echo "make check   LAB=1: check your lab, as go run ./cmd/labctl check does"
 	@echo "make stress  each solution's suite COUNT=$(COUNT) times with -race"
 	@echo "make bench   speed figures (suite time, labctl overhead, Redis throughput)"
@@ -50,6 +51,9 @@ stress:
 
 bench:
 	bash .ci/bench.sh
+
+class:
+	bash .ci/class.sh
 
 docs:
 	$(GO) run ./cmd/labctl docs
