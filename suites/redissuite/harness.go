@@ -75,7 +75,7 @@ type timing struct {
 
 var (
 	virtualTiming = timing{ClaimTTL: 30 * time.Second, Retention: 24 * time.Hour, Margin: time.Second}
-	realTiming    = timing{ClaimTTL: 250 * time.Millisecond, Retention: 500 * time.Millisecond, Margin: 100 * time.Millisecond}
+	realTiming    = timing{ClaimTTL: 500 * time.Millisecond, Retention: time.Second, Margin: 200 * time.Millisecond}
 )
 
 // promptly is how long a store may take to report a lost server (virtual
