@@ -29,7 +29,7 @@ vet:
 	$(GO) vet ./...
 
 unit:
-	$(GO) test $(RACE) -count=1 $(PKGS)
+	$(GO) test $(RACE) -count=1 -timeout 30m $(PKGS)
 
 verify:
 	$(GO) run ./cmd/labctl verify
