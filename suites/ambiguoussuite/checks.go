@@ -438,10 +438,14 @@ func checkRandomCrashes(t *testing.T, h *suites.History, newWorker constructor) 
 			})
 		},
 		plan: func(e *env, c call) crash {
-			if e.rng.Float64() >= 0.15 {
-				return noCrash
+			switch x := e.rng.Float64(); {
+			case x < 0.15:
+				return []crash{crashBefore, crashAfter, crashInFlight}[e.rng.IntN(3)]
+			case x < 0.20:
+				// A live process meets a failing call or a shutdown.
+				return []crash{failBefore, failAfter, cancelBefore}[e.rng.IntN(3)]
 			}
-			return []crash{crashBefore, crashAfter, crashInFlight}[e.rng.IntN(3)]
+			return noCrash
 		},
 	})
 }

@@ -191,7 +191,7 @@ var tests = []suites.Test[constructor]{
 			Concept:     "stable-operation-id",
 			Rules:       []string{"R1", "R2"},
 			Points:      4,
-			Explanation: "Four tasks, with crashes at random calls and a provider that fails, throttles, slows down and loses responses at random, all from one seed. Every customer must end with exactly one signing request and every task recorded as sent. The seed replays the run.",
+			Explanation: "Four tasks, with crashes at random calls, calls that fail with an ordinary error or meet a cancelled context while the process lives on, and a provider that fails, throttles, slows down and loses responses at random, all from one seed. Every customer must end with exactly one signing request and every task recorded as sent. The seed replays the run.",
 		},
 		Check: checkRandomCrashes,
 	},
