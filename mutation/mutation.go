@@ -113,6 +113,11 @@ func Discover(ctx context.Context, root, dir, toolsModfile string) ([]Mutant, er
 	}
 	var ms []Mutant
 	for _, f := range res.Files {
+		if name := filepath.ToSlash(f.FileName); strings.Contains(name, "/") {
+			// A file in a subdirectory (a benchmark's main package,
+			// say) is not the lab's package and the suite never runs it.
+			continue
+		}
 		for _, m := range f.Mutations {
 			ms = append(ms, Mutant{File: filepath.Base(f.FileName), Line: m.Line, Column: m.Column, Type: m.Type, Covered: m.Status != "NOT COVERED"})
 		}

@@ -39,7 +39,7 @@ covered (lines the suite never runs, by gremlins' coverage).`,
 		o := &mutateOpts{}
 		fs.StringVar(&o.race, "race", "off", "race detector for the suite runs: auto, on, off (labs the registry marks as needing it always get it when available)")
 		fs.IntVar(&o.jobs, "jobs", 0, "mutants tested at once (0: one per CPU)")
-		fs.DurationVar(&o.timeout, "timeout", time.Minute, "time limit per mutant's suite run (a mutant that hangs is killed by it)")
+		fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "time limit per mutant's suite run (a mutant that hangs is killed by it)")
 		fs.BoolVar(&o.verbose, "v", false, "print every mutant's verdict, not only survivors")
 		return func(ctx context.Context, e *env, args []string) error { return runMutate(ctx, e, o, args) }
 	},
