@@ -32,6 +32,12 @@ pristine suite against:
     a failing case must carry the concept the mistake names, and the feedback
     must state that concept's misconception.
 
+It also traces each lab's numbered rules (the "- **R1.**" items of its
+README): every rule has a case and a catalogued mistake caught by a case of
+that rule, and no case or mistake names a rule the README does not have.
+With --fixtures it runs each suite's independent programs too: every one in
+suites/<lab>suite/testdata/wrong/ must fail, every one in correct/ pass.
+
 With --redis and no LAB, verify runs every lab whose suite uses Redis (the
 course registry says which) against that server.
 
@@ -42,7 +48,7 @@ Verify never modifies labs/: it grades copies through go test -overlay.`,
 		fs.IntVar(&o.parallel, "parallel", 0, "concurrent suite runs (0: one per CPU)")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port)")
 		fs.BoolVar(&o.fixtures, "fixtures", false, "also run each suite's independent test programs (suites/<lab>suite/testdata/wrong/* must fail, correct/* must pass)")
-		fs.BoolVar(&o.rules, "rules", false, "also trace each lab's numbered rules to its cases and mistakes")
+		fs.BoolVar(&o.rules, "rules", true, "trace each lab's numbered rules to its cases and mistakes (--rules=false to skip)")
 		return func(ctx context.Context, e *env, args []string) error { return runVerify(ctx, e, o, args) }
 	},
 }
