@@ -61,4 +61,3 @@ small { color: #555; }
 </body>
 </html>
 `))
-

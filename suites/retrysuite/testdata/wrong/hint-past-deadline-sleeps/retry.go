@@ -58,7 +58,7 @@ func (p Policy) Delay(n int) time.Duration {
 		return 0
 	}
 	if c == math.MaxInt64 {
-		return time.Duration(p.Rand.Uint64N(uint64(c)+1))
+		return time.Duration(p.Rand.Uint64N(uint64(c) + 1))
 	}
 	return time.Duration(p.Rand.Int64N(int64(c) + 1))
 }

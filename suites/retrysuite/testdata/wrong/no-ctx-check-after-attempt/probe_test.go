@@ -25,7 +25,9 @@ type probeHTTPErr struct {
 	after time.Duration
 }
 
-func (e probeHTTPErr) Error() string             { return fmt.Sprintf("remote: HTTP %d (retry after %v)", e.code, e.after) }
+func (e probeHTTPErr) Error() string {
+	return fmt.Sprintf("remote: HTTP %d (retry after %v)", e.code, e.after)
+}
 func (e probeHTTPErr) StatusCode() int           { return e.code }
 func (e probeHTTPErr) RetryAfter() time.Duration { return e.after }
 
@@ -57,7 +59,7 @@ func TestProbeCancelDuringAttemptSpendsNoToken(t *testing.T) {
 		p := Policy{MaxAttempts: 3, Base: 100 * time.Millisecond, Cap: time.Second, Rand: probeRand(25), Budget: b}
 		err := p.Do(ctx, func(context.Context) error {
 			calls++
-			cancel()                        // the caller gives up while the call is in flight...
+			cancel()                       // the caller gives up while the call is in flight...
 			return probeHTTPErr{code: 503} // ...and the client still reports the server's 503
 		})
 		if calls != 1 {

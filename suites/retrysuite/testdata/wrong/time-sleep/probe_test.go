@@ -25,7 +25,9 @@ type probeHTTPErr struct {
 	after time.Duration
 }
 
-func (e probeHTTPErr) Error() string             { return fmt.Sprintf("remote: HTTP %d (retry after %v)", e.code, e.after) }
+func (e probeHTTPErr) Error() string {
+	return fmt.Sprintf("remote: HTTP %d (retry after %v)", e.code, e.after)
+}
 func (e probeHTTPErr) StatusCode() int           { return e.code }
 func (e probeHTTPErr) RetryAfter() time.Duration { return e.after }
 
