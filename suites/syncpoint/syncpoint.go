@@ -247,7 +247,7 @@ func Race(seed int64, names []string, fs ...func()) Result {
 	<-registered
 	go s.watchdog()
 	s.mu.Lock()
-	s.handOff(nil, "start")
+	s.handOff(nil, "start", false)
 	s.mu.Unlock()
 	wg.Wait()
 	close(s.done)
@@ -328,12 +328,12 @@ func (s *schedule) yield(op string, excludeSelf bool) bool {
 }
 
 // handOff gives the run to a live participant drawn from the seed (not
-// from, when exclude is set and another is live) and returns it. from is
-// nil at the start and when a participant leaves. s.mu is held.
-func (s *schedule) handOff(from *member, op string, exclude ...bool) *member {
+// from, when excludeFrom is set and another is live) and returns it. from
+// is nil at the start and when a participant leaves. s.mu is held.
+func (s *schedule) handOff(from *member, op string, excludeFrom bool) *member {
 	var live []*member
 	for _, m := range s.order {
-		if !m.finished && (len(exclude) == 0 || !exclude[0] || m != from) {
+		if !m.finished && !(excludeFrom && m == from) {
 			live = append(live, m)
 		}
 	}
@@ -369,7 +369,7 @@ func (s *schedule) leave(m *member) {
 	if s.free.Load() {
 		return
 	}
-	s.handOff(nil, "returns")
+	s.handOff(nil, "returns", false)
 }
 
 // watchdog lets the race go when no participant reaches a scheduling point
