@@ -20,6 +20,7 @@ import (
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
+	"github.com/fourth-outcome/labkit/suites/checkpointsuite"
 	"github.com/fourth-outcome/labkit/suites/claimsuite"
 	"github.com/fourth-outcome/labkit/suites/deadlettersuite"
 	"github.com/fourth-outcome/labkit/suites/fencingsuite"
@@ -75,7 +76,7 @@ var labs = []Lab{
 	built(leasesuite.Lab, needsRace|schedulesSync),
 	built(fencingsuite.Lab, needsRace|schedulesSync),
 	built(deadlettersuite.Lab, needsRace),
-	planned(8, "checkpoint", "Checkpointed resumption"),
+	built(checkpointsuite.Lab, needsRace),
 	planned(9, "backpressure", "Bounded admission and backlog math"),
 	planned(10, "engine", "The durable agent task engine"),
 }
