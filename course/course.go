@@ -20,6 +20,7 @@ import (
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
+	"github.com/fourth-outcome/labkit/suites/backpressuresuite"
 	"github.com/fourth-outcome/labkit/suites/checkpointsuite"
 	"github.com/fourth-outcome/labkit/suites/claimsuite"
 	"github.com/fourth-outcome/labkit/suites/deadlettersuite"
@@ -77,7 +78,7 @@ var labs = []Lab{
 	built(fencingsuite.Lab, needsRace|schedulesSync),
 	built(deadlettersuite.Lab, needsRace),
 	built(checkpointsuite.Lab, needsRace),
-	planned(9, "backpressure", "Bounded admission and backlog math"),
+	built(backpressuresuite.Lab, needsRace),
 	planned(10, "engine", "The durable agent task engine"),
 }
 
