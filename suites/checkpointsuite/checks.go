@@ -58,6 +58,11 @@ func checkOptions(t *testing.T, h *suites.History, e *target) {
 		return r
 	})
 	h.Record("test", "NewRunner(Options{Store, Sink, Token: 1})", "a runner with no clock and no random source")
+	// Time passes between building the runner and running it: the default
+	// clock is time.Now itself, read when the step asks, not the moment the
+	// runner was built (time.Now().UTC is a method value bound to that
+	// moment).
+	w.advance(10*time.Minute, "the runner built, its task starts")
 	err := r.Run(context.Background(), "defaults", steps)
 	h.Record("process 1", "Run(defaults)", outcome(err, "nil"))
 	if !errors.Is(err, errService) {
@@ -83,9 +88,34 @@ func checkOptions(t *testing.T, h *suites.History, e *target) {
 		t.Fatalf("Run(defaults) resumed an hour later = %v, want nil: the step's values (drawn from the default clock and source) replayed, the same payload", err)
 	}
 	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != 2 || !got[1].Equal(got[0]) || nums[1] != nums[0] {
-		t.Fatalf("the step got %v and %v on its two runs, want the first run's values back on the second", got, nums)
+	got2, nums2 := slices.Clone(got), slices.Clone(nums)
+	mu.Unlock()
+	if len(got2) != 2 || !got2[1].Equal(got2[0]) || nums2[1] != nums2[0] {
+		t.Fatalf("the step got %v and %v on its two runs, want the first run's values back on the second", got2, nums2)
+	}
+
+	// Another runner with the default source, on another task, draws
+	// another number: the default is math/rand/v2's randomly seeded Uint64,
+	// not a generator with a fixed seed, which gives every runner (every
+	// worker process) the same "random" discount codes. Two draws of a
+	// random 64-bit source are equal once in 2^64.
+	r3 := suites.Construct(func() Runner {
+		r, _ := e.buildRunner(task.RunnerOptions{Store: w.store, Sink: sink, Token: 1})
+		return r
+	})
+	if r3 == nil {
+		t.Fatal("NewRunner(Options{Store, Sink, Token: 1}) returned no runner")
+	}
+	err = r3.Run(context.Background(), "defaults-2", steps)
+	h.Record("process 3", "Run(defaults-2) with its own default source", outcome(err, "nil"))
+	if err != nil {
+		t.Fatalf("Run(defaults-2) = %v, want nil", err)
+	}
+	mu.Lock()
+	nums3 := slices.Clone(nums)
+	mu.Unlock()
+	if len(nums3) != 3 || nums3[2] == nums3[0] {
+		t.Fatalf("two runners built with no random source drew %v: the same number, want the default to be math/rand/v2's randomly seeded Uint64, not a fixed seed", nums3)
 	}
 }
 
@@ -337,6 +367,25 @@ func checkCheckpointAfterEffect(t *testing.T, h *suites.History, e *target) {
 		q.mustFinish(id, q.steps(id, drawSteps))
 		w.mustBeDone(id, 3, 2, "after a new runner resumed")
 	}
+
+	// ErrEffectMismatch is a failed Apply like any other: the service
+	// performed nothing for this payload. Taking it for "already applied"
+	// marks done a step whose effect, as this run computed it, never
+	// happened.
+	h.Note("the effect service refuses step 1: its key was applied before with another payload")
+	id := "mismatch"
+	w.sink.seed(stepKey(id, 1), payloadOf(id, 1, stepNames[1], []string{"a quote computed otherwise"}))
+	m := w.newProc("process mismatch", 1, nil)
+	err := m.run(id, m.steps(id, drawSteps), returned)
+	if !errors.Is(err, task.ErrEffectMismatch) {
+		t.Fatalf("Run(%s) with the effect service refusing step 1's payload = %v, want an error wrapping ErrEffectMismatch", id, err)
+	}
+	if cp, ok := w.kv.peek(id); !ok || cp.Next != 1 {
+		t.Fatalf("after the effect service refused step 1 (ErrEffectMismatch), the checkpoint is %s (found %v), want step 1: nothing was performed for it", cp, ok)
+	}
+	if got := w.runsBy(m.name, id); !slices.Equal(got, []int{0, 1}) {
+		t.Fatalf("after the effect service refused step 1 (ErrEffectMismatch), the runner ran steps %v, want [0 1]: it must stop", got)
+	}
 }
 
 func checkReplay(t *testing.T, h *suites.History, e *target) {
@@ -486,6 +535,22 @@ func checkStoreFences(t *testing.T, h *suites.History, e *target) {
 	first := task.Checkpoint{TaskID: "tâche-é", Token: 5, Next: 1, Total: 3, Values: []task.RecordedValue{{Step: 0, Kind: task.RecordedTime, Time: at}, {Step: 0, Kind: task.RecordedRand, Rand: 1<<64 - 1}}}
 	if err := commit(first); err != nil {
 		t.Fatalf("Commit(%s) on a task with no checkpoint = %v, want nil", first, err)
+	}
+	// The store keeps what was committed, not the caller's slice: a caller
+	// that reuses its Values after Commit, or changes the ones Load gave it,
+	// changes nothing stored.
+	vals := []task.RecordedValue{{Step: 0, Kind: task.RecordedRand, Rand: 4417}}
+	if err := commit(task.Checkpoint{TaskID: "copied", Token: 3, Total: 2, Values: vals}); err != nil {
+		t.Fatalf("Commit on a task with no checkpoint = %v, want nil", err)
+	}
+	vals[0].Rand = 1
+	if cp, _ := load("copied"); len(cp.Values) != 1 || cp.Values[0].Rand != 4417 {
+		t.Fatalf("after the committer changed its own Values slice, Load = %s, want the committed value 4417: the store must keep a copy", cp)
+	} else {
+		cp.Values[0].Rand = 2
+	}
+	if cp, _ := load("copied"); len(cp.Values) != 1 || cp.Values[0].Rand != 4417 {
+		t.Fatalf("after a loader changed the Values Load gave it, Load = %s, want the committed value 4417: Load must return a copy", cp)
 	}
 	if err := commit(task.Checkpoint{TaskID: "zero", Next: 1, Total: 1}); !errors.Is(err, task.ErrStaleToken) {
 		t.Fatalf("Commit with token 0 = %v, want an error wrapping ErrStaleToken (0 is never granted)", err)
@@ -674,6 +739,25 @@ func checkProgress(t *testing.T, h *suites.History, e *target) {
 		t.Fatalf("Progress() after Run = %+v, want %+v", got, want)
 	}
 
+	h.Note("a resumed run, during the first step it runs")
+	p5 := w.newProc("process 5", 1, map[string]action{"commit/0": crashAfter})
+	if err := p5.run("task-3", p5.steps("task-3", plainSteps), crashed); err != nil {
+		t.Fatal(err)
+	}
+	p6 := w.newProc("process 6", 2, map[string]action{"apply/1": pauseBefore})
+	if err := p6.run("task-3", p6.steps("task-3", plainSteps), paused); err != nil {
+		t.Fatal(err)
+	}
+	got = p6.runner.Progress()
+	h.Record("operator", "Progress()", got.String())
+	if want := (task.RunProgress{TaskID: "task-3", Total: 3, Completed: 1, ResumedFrom: 1, Running: true}); got != want {
+		t.Fatalf("Progress() during step 1, the first step of a run resumed from step 1 = %+v, want %+v: the steps done before the resume count as completed", got, want)
+	}
+	p6.wake()
+	if err := p6.await(returned); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+
 	h.Note("a run that stops at a failure")
 	r := w.newProc("process 3", 1, map[string]action{"apply/1": failBefore})
 	_ = r.run("task-2", r.steps("task-2", plainSteps), returned)
@@ -695,6 +779,12 @@ func checkCancel(t *testing.T, h *suites.History, e *target) {
 	}
 	if loads, commits, eff, applies := p.counts(); commits != 0 || eff != 0 || len(applies) != 0 {
 		t.Fatalf("Run with a cancelled context loaded %d, committed %d, computed %d and applied %d, want nothing", loads, commits, eff, len(applies))
+	}
+	h.Note("a context done before Run, with zero steps")
+	pz := w.newProc("process 0", 1, nil)
+	pz.cancel()
+	if err := pz.run("task-empty", nil, returned); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run with a cancelled context and zero steps = %v, want an error wrapping context.Canceled: the context is checked before anything else, even when there is nothing to do", err)
 	}
 
 	for _, c := range []struct {
@@ -726,27 +816,35 @@ func checkCancel(t *testing.T, h *suites.History, e *target) {
 		}
 	}
 
-	h.Note("a deadline that passes on virtual time while step 1 computes")
-	q := w.newProc("process 9", 1, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	q.ctx = ctx
-	steps := q.steps("task-deadline", drawSteps)
-	slow := steps[1].Effect
-	steps[1].Effect = func(rec task.Recorder) (string, error) {
-		time.Sleep(31 * time.Second)
-		return slow(rec)
-	}
-	q.start("task-deadline", steps)
-	<-q.call.Done() // the step sleeps on virtual time: wait for it, not Settle
-	if err := q.result(); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Run with a deadline passing during step 1 = %v, want an error wrapping context.DeadlineExceeded", err)
-	}
-	if cp, _ := w.kv.peek("task-deadline"); cp.Next != 1 {
-		t.Fatalf("after the deadline passed during step 1, the checkpoint is %s, want step 1", cp)
-	}
-	if _, _, _, applies := q.counts(); len(applies) != 1 {
-		t.Fatalf("after the deadline passed during step 1, %d effects were applied, want 1 (step 0 only)", len(applies))
+	// Twice: step 1 of drawSteps draws values, so a runner that misses the
+	// deadline is stopped anyway by the commit of its values; step 1 of
+	// plainSteps draws none, so only the runner's own check stops it.
+	for i, c := range []struct {
+		id    string
+		steps spec
+	}{{"task-deadline", drawSteps}, {"task-deadline-plain", plainSteps}} {
+		h.Note("a deadline that passes on virtual time while step 1 of %s computes", c.id)
+		q := w.newProc(fmt.Sprintf("process %d", 9+i), 1, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		q.ctx = ctx
+		steps := q.steps(c.id, c.steps)
+		slow := steps[1].Effect
+		steps[1].Effect = func(rec task.Recorder) (string, error) {
+			time.Sleep(31 * time.Second)
+			return slow(rec)
+		}
+		q.start(c.id, steps)
+		<-q.call.Done() // the step sleeps on virtual time: wait for it, not Settle
+		if err := q.result(); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Run(%s) with a deadline passing during step 1 = %v, want an error wrapping context.DeadlineExceeded", c.id, err)
+		}
+		if cp, _ := w.kv.peek(c.id); cp.Next != 1 {
+			t.Fatalf("after the deadline passed during step 1 of %s, the checkpoint is %s, want step 1", c.id, cp)
+		}
+		if _, _, _, applies := q.counts(); len(applies) != 1 {
+			t.Fatalf("after the deadline passed during step 1 of %s, %d effects were attempted, want 1 (step 0 only): a deadline that passed is a cancellation, checked before the effect", c.id, len(applies))
+		}
 	}
 }
 

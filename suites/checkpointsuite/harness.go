@@ -274,6 +274,15 @@ func (s *service) apply(key, payload string) (performed bool, err error) {
 	return true, nil
 }
 
+// seed records payload as applied under key before the case starts, as a
+// run of long ago (or another program) would have: a later Apply of key with
+// another payload is refused with ErrEffectMismatch.
+func (s *service) seed(key, payload string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.applied[key] = payload
+}
+
 // Apply is the service as a runner calls it directly.
 func (s *service) Apply(ctx context.Context, key, payload string) error {
 	if err := ctx.Err(); err != nil {

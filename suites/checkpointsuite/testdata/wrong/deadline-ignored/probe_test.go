@@ -1,0 +1,204 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Bug under test (deadline-ignored): the runner's context checks test errors.Is(ctx.Err(), context.Canceled), so a deadline that passes mid-run does not stop it.
+// Promise: R11: Run checks its context before each step; a deadline that passes counts as a cancellation.
+
+func TestProbeDeadlineStopsTheRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kv, sink := newProbeKV(), newProbeSink()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		sink.hook = func(key string) {
+			if key == "t/0" {
+				time.Sleep(2 * time.Minute) // the deadline passes during the effect
+			}
+		}
+		r := probeRunner(t, NewStore(kv), sink, 5, 1)
+		err := r.Run(ctx, "t", probeSteps(3, false))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Run = %v, want context.DeadlineExceeded", err)
+		}
+		if k := sink.keys(); len(k) != 1 {
+			t.Fatalf("applied %v after the deadline, want only t/0", k)
+		}
+	})
+}
+
+// ---- probe helpers (self-contained; no suite code) ----
+
+// probeKV is a durable map that copies what it stores, with optional
+// failures.
+type probeKV struct {
+	mu     sync.Mutex
+	m      map[string]Checkpoint
+	gets   int
+	puts   int
+	getErr func(n int) error // n counts Gets from 1
+	putErr func(n int) error // n counts Puts from 1
+}
+
+func newProbeKV() *probeKV { return &probeKV{m: map[string]Checkpoint{}} }
+
+func (k *probeKV) Get(ctx context.Context, id string) (Checkpoint, bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return Checkpoint{}, false, fmt.Errorf("probe kv get: %w", err)
+	}
+	k.gets++
+	if k.getErr != nil {
+		if err := k.getErr(k.gets); err != nil {
+			return Checkpoint{}, false, err
+		}
+	}
+	cp, ok := k.m[id]
+	cp.Values = slices.Clone(cp.Values)
+	return cp, ok, nil
+}
+
+func (k *probeKV) Put(ctx context.Context, cp Checkpoint) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("probe kv put: %w", err)
+	}
+	k.puts++
+	if k.putErr != nil {
+		if err := k.putErr(k.puts); err != nil {
+			return err
+		}
+	}
+	cp.Values = slices.Clone(cp.Values)
+	k.m[cp.TaskID] = cp
+	return nil
+}
+
+func (k *probeKV) get(id string) (Checkpoint, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	cp, ok := k.m[id]
+	cp.Values = slices.Clone(cp.Values)
+	return cp, ok
+}
+
+func (k *probeKV) put(cp Checkpoint) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	cp.Values = slices.Clone(cp.Values)
+	k.m[cp.TaskID] = cp
+}
+
+// probeSink is an effect service idempotent by key. It ignores ctx.
+type probeSink struct {
+	mu        sync.Mutex
+	applied   map[string]string
+	calls     []string
+	performed int
+	// fail, when it returns an error for a call (n counts calls from 1),
+	// fails that call; perform says whether the effect happened anyway.
+	fail func(key string, n int) (err error, perform bool)
+	hook func(key string) // called before the effect, without the lock
+}
+
+func newProbeSink() *probeSink { return &probeSink{applied: map[string]string{}} }
+
+var errProbeSink = errors.New("probe sink: service unavailable")
+
+func (s *probeSink) Apply(ctx context.Context, key, payload string) error {
+	if s.hook != nil {
+		s.hook(key)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, key)
+	var ferr error
+	perform := true
+	if s.fail != nil {
+		ferr, perform = s.fail(key, len(s.calls))
+		if ferr == nil {
+			perform = true
+		}
+	}
+	if perform {
+		if old, ok := s.applied[key]; ok {
+			if old != payload {
+				return fmt.Errorf("probe sink %q: %w", key, ErrEffectMismatch)
+			}
+		} else {
+			s.applied[key] = payload
+			s.performed++
+		}
+	}
+	return ferr
+}
+
+func (s *probeSink) keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// probeSteps returns n steps; drawing steps ask for the time and a number.
+func probeSteps(n int, draw bool) []Step {
+	steps := make([]Step, n)
+	for i := range steps {
+		name := fmt.Sprintf("step-%d", i)
+		steps[i] = Step{Name: name, Effect: func(rec Recorder) (string, error) {
+			if !draw {
+				return name, nil
+			}
+			t := rec.Now()
+			r := rec.Rand()
+			return fmt.Sprintf("%s at %d code %d", name, t.UnixNano(), r), nil
+		}}
+	}
+	return steps
+}
+
+func probeCounter(base uint64) func() uint64 {
+	var mu sync.Mutex
+	n := base
+	return func() uint64 {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return n
+	}
+}
+
+func probeClock(start time.Time) func() time.Time {
+	var mu sync.Mutex
+	t := start
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
+}
+
+var probeT0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+
+func probeRunner(t *testing.T, st CheckpointStore, sink EffectSink, tok FencingToken, base uint64) *Runner {
+	t.Helper()
+	r, err := NewRunner(Options{Store: st, Sink: sink, Token: tok, Now: probeClock(probeT0.Add(time.Duration(base) * time.Hour)), Rand: probeCounter(base * 1000)})
+	if err != nil {
+		t.Fatalf("NewRunner: %v", err)
+	}
+	return r
+}
+
+var _ = synctest.Test
+var _ = atomic.Int32{}
