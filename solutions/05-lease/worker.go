@@ -120,7 +120,7 @@ func (w *Worker) work(ctx context.Context, l Lease) error {
 	hctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	result := make(chan error, 1)
-	go func() { result <- w.handle(hctx, l) }()
+	go func(l Lease) { result <- w.handle(hctx, l) }(l) // l changes with each renewal
 
 	renew := time.NewTimer(every)
 	defer renew.Stop()

@@ -155,7 +155,10 @@ func checkVisibility(t *testing.T, h *suites.History, e *target) {
 		receipts[m.Receipt] = true
 	}
 	q.advance(72*time.Hour, "three days pass; nobody acknowledged")
-	q.mustReceive("consumer E", "task-1", 3)
+	m := q.mustReceive("consumer E", "task-1", 3)
+	q.mustNack("consumer E", m.Receipt, errTimeout)
+	h.Note("task-1 was nacked: visible again at once, and still the task enqueued earliest")
+	q.mustReceive("consumer F", "task-1", 4)
 }
 
 // checkCountOnDelivery follows one task through deliveries that end every
@@ -821,6 +824,67 @@ func checkConcurrentWorkload(t *testing.T, h *suites.History, e *target) {
 	}
 	for i := range poison {
 		q.mustBeDeadLettered(task.DeadLetter{Task: newTask(fmt.Sprintf("poison-%d", i)), Deliveries: max, LastError: errBoom.Error(), Reason: task.ReasonMaxDeliveries}, "after every poison task's fresh deliveries failed")
+	}
+
+	// Then, for the race detector, calls that nothing of the suite's own
+	// synchronises (above, the test's mutex orders every call after the
+	// one before): an operator lists while two consumers park tasks.
+	h.Note("a new queue (MaxDeliveries 1): an operator lists at t=0; a second later a consumer's Nack parks a task; nothing of the suite's own orders the two calls")
+	oq := e.newQueue(task.DeadLetterOptions{MaxDeliveries: 1})
+	oq.mustEnqueue(newTask("parked-once"))
+	om := oq.mustReceive("consumer O", "parked-once", 1)
+	var owg sync.WaitGroup
+	owg.Go(func() { _, _ = oq.List(ctx) })
+	owg.Go(func() {
+		time.Sleep(time.Second) // virtual: after the List, which never waits
+		_ = oq.Nack(ctx, om.Receipt, errBoom)
+	})
+	owg.Wait()
+	if dl, err := oq.List(ctx); err != nil || len(dl) != 1 {
+		t.Errorf("List() after parked-once was nacked on its only delivery = %d dead letters, %v, want 1, nil", len(dl), err)
+	}
+
+	const parked = 20
+	h.Note("a new queue (MaxDeliveries 1): an operator lists while two consumers nack %d tasks into the dead-letter queue, nothing else synchronising them", parked)
+	pq := e.newQueue(task.DeadLetterOptions{MaxDeliveries: 1})
+	for i := range parked {
+		pq.mustEnqueue(newTask(fmt.Sprintf("parked-%d", i)))
+	}
+	var (
+		pwg     sync.WaitGroup
+		parkers sync.WaitGroup
+		parking atomic.Bool // the consumers are still at work
+	)
+	parking.Store(true)
+	for range 2 {
+		parkers.Go(func() {
+			for {
+				m, err := pq.Receive(ctx, "consumer P")
+				if err != nil {
+					return
+				}
+				if err := pq.Nack(ctx, m.Receipt, errBoom); err != nil {
+					return
+				}
+				runtime.Gosched() // let the operator's List run between two Nacks
+			}
+		})
+	}
+	pwg.Go(func() {
+		parkers.Wait()
+		parking.Store(false)
+	})
+	pwg.Go(func() {
+		for parking.Load() {
+			if _, err := pq.List(ctx); err != nil {
+				return
+			}
+			runtime.Gosched()
+		}
+	})
+	pwg.Wait()
+	if dl, err := pq.List(ctx); err != nil || len(dl) != parked {
+		t.Errorf("List() after %d tasks were nacked on their only delivery = %d dead letters, %v, want %d, nil", parked, len(dl), err, parked)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -483,6 +484,8 @@ func checkAtomicWrite(t *testing.T, h *suites.History, tg target) {
 		}
 	}
 
+	threeWrites(t, h, tg)
+
 	// Then writers under seeded schedules of the store's lock operations
 	// (graded by labctl, see checkConcurrentGrants): a check and a write in
 	// two lock sections of the store's own are interleaved on every run.
@@ -689,8 +692,85 @@ func checkKVFailures(t *testing.T, h *suites.History, tg target) {
 
 	h.Note("the KV's Put fails from now on")
 	fail("Put")
-	if err := s.write("worker C", 35, resource, "C's report"); !errors.Is(err, errKV) {
-		t.Errorf("%s while the KV's Put fails = %v, want an error wrapping the KV's %q: the caller must not believe it was stored", writeCall(35, resource, "C's report"), err, errKV)
+	if err := s.write("worker D", 40, resource, "D's report"); !errors.Is(err, errKV) {
+		t.Errorf("%s while the KV's Put fails = %v, want an error wrapping the KV's %q: the caller must not believe it was stored", writeCall(40, resource, "D's report"), err, errKV)
 	}
 	unchanged("once the KV works again")
+	h.Note("token 40 was never stored: the key still holds 34, so 35 is not stale")
+	if err := s.write("worker C", 35, resource, "C's report"); err != nil {
+		t.Errorf("%s after the write with token 40 failed in its Put = %v, want nil: a failed Put accepted nothing, and the key's highest accepted token is still 34", writeCall(35, resource, "C's report"), err)
+	}
+	if v, ok, err := s.read(resource); err != nil || !ok || v != (task.FencedValue{Value: "C's report", Token: 35}) {
+		t.Errorf("Read(%q) after the write with token 35 = %v, %v, %v, want %v, true, nil", resource, v, ok, err, task.FencedValue{Value: "C's report", Token: 35})
+	}
+}
+
+// threeWrites overlaps three writes to one key: A (10) is held inside its
+// Put while B (33) arrives and waits; A lands; B is held inside its Put
+// while C (34) arrives. C must wait for B, or be checked against B's token:
+// a store that hands a key's lock to the next writer and then forgets it
+// (one mutex per key, dropped when its holder leaves, although B was
+// waiting for it) lets C in beside B, and B's 33 lands on C's 34.
+func threeWrites(t *testing.T, h *suites.History, tg target) {
+	h.Note("a new store; three overlapping writes to %q: A (10) held in its Put while B (33) arrives, then B held in its Put while C (34) arrives", resource)
+	s := tg.store(t, h)
+	s.kv.trace = true
+	gates := map[task.FencingToken]chan struct{}{10: make(chan struct{}), 33: make(chan struct{})}
+	arrived := map[task.FencingToken]chan struct{}{10: make(chan struct{}), 33: make(chan struct{})}
+	var once [2]sync.Once
+	s.kv.setHook(func(_ context.Context, op, key string, v task.FencedValue) error {
+		if op != "Put" || key != resource {
+			return nil
+		}
+		for i, tok := range []task.FencingToken{10, 33} {
+			if v.Token == tok {
+				held := false
+				once[i].Do(func() { held = true; close(arrived[tok]) })
+				if held {
+					<-gates[tok]
+				}
+			}
+		}
+		return nil
+	})
+	var releases [2]sync.Once
+	release := func() {
+		releases[0].Do(func() { close(gates[10]) })
+		releases[1].Do(func() { close(gates[33]) })
+	}
+	defer release()
+	var errA, errB, errC error
+	a := suites.Go(func() { errA = s.write("worker A", 10, resource, "A's report") })
+	select {
+	case <-arrived[10]:
+	case <-a.Done():
+		t.Fatalf("%s on a key never written = %v without reaching the KV's Put, want it stored", writeCall(10, resource, "A's report"), errA)
+	}
+	b := suites.Go(func() { errB = s.write("worker B", 33, resource, "B's report") })
+	b.Settle()
+	h.Note("A's write is released and lands")
+	releases[0].Do(func() { close(gates[10]) })
+	a.Wait()
+	select {
+	case <-arrived[33]:
+	case <-b.Done():
+		t.Fatalf("%s after A's 10 = %v without reaching the KV's Put, want it stored", writeCall(33, resource, "B's report"), errB)
+	}
+	h.Note("B's write has passed its check and is held before it lands; C arrives")
+	c := suites.Go(func() { errC = s.write("worker C", 34, resource, "C's report") })
+	answered := c.Settle()
+	release()
+	b.Wait()
+	c.Wait()
+	if errA != nil || errB != nil || errC != nil {
+		t.Errorf("three increasing tokens 10, 33, 34 written one after the other's check: errors %v, %v, %v, want nil, nil, nil", errA, errB, errC)
+	}
+	want := task.FencedValue{Value: "C's report", Token: 34}
+	if v, ok, err := s.read(resource); err != nil || !ok || v != want {
+		how := "after the three writes"
+		if answered {
+			how = "after C's write with 34 was accepted while B's with 33 was between its check and its write"
+		}
+		t.Errorf("Read(%q) %s = %v, %v, %v, want %v, true, nil: a lower token landed on top of a higher one; a writer waiting for a key must keep it locked out from the writers after it", resource, how, v, ok, err, want)
+	}
 }

@@ -55,8 +55,8 @@ func checkEnqueue(t *testing.T, s *target) {
 	if err != nil {
 		t.Errorf("Enqueue(task-1) after task-1 was acknowledged = %v, want nil: an acknowledged task has left the queue", err)
 	}
-	if l := q.mustLease(t, "w2", "task-1"); l.Task.DocumentID != "doc-d" {
-		t.Errorf("Lease(%q) = task-1 with document %q, want %q", "w2", l.Task.DocumentID, "doc-d")
+	if l := q.mustLease(t, "w2", "task-1"); l.Task.DocumentID != "doc-d" || l.Attempt != 1 {
+		t.Errorf("Lease(%q) = task-1 with document %q, attempt %d, want %q, attempt 1: a task queued again after its Ack is a new task, delivered for the first time", "w2", l.Task.DocumentID, l.Attempt, "doc-d")
 	}
 }
 
@@ -150,6 +150,17 @@ func checkNewTokenPerDelivery(t *testing.T, s *target) {
 	wantLost(t, "Ack(T3) of w2's released delivery", q.ack("w2", second.Token), "a released delivery's token is dead")
 	if err := q.ack("w3", third.Token); err != nil {
 		t.Errorf("Ack(T4) by the current holder = %v, want nil", err)
+	}
+	s.h.Note("task-1 is done; the producer queues task-1 again, a new task with the same ID")
+	q.enqueue(t, "task-1")
+	q.mustLease(t, "w4", "task-2") // its lease (T2) ended at t=1m0s, and it was queued first
+	again := q.mustLease(t, "w4", "task-1")
+	if prev, dup := seen[again.Token]; dup {
+		t.Errorf("the first delivery of task-1 queued again has the same token as %s, want a token never issued before: a stale holder of that old token could settle the new task", prev)
+	}
+	wantLost(t, "Ack(T1) after task-1 was acknowledged and queued again", q.ack("w1", first.Token), "an old delivery's token must not acknowledge a new task with the same ID")
+	if err := q.ack("w4", again.Token); err != nil {
+		t.Errorf("Ack by the current holder of the requeued task-1 = %v, want nil", err)
 	}
 }
 
@@ -310,6 +321,9 @@ func checkNack(t *testing.T, s *target) {
 	if err := q.nack("w2", l2.Token, 10*time.Minute); err != nil {
 		t.Fatalf("Nack(T2, 10m) by its holder = %v, want nil", err)
 	}
+	_, err := q.extend("w2", l2.Token, time.Hour)
+	wantLost(t, "Extend(T2, 1h) after Nack(T2, 10m)", err, "a released delivery's token is dead, also while the release's delay runs")
+	wantLost(t, "Ack(T2) after Nack(T2, 10m)", q.ack("w2", l2.Token), "a released delivery's token is dead, also while the release's delay runs")
 	if err := q.ack("w2", q.mustLease(t, "w2", "task-2").Token); err != nil {
 		t.Fatalf("Ack by the current holder of task-2 = %v, want nil", err)
 	}
@@ -411,6 +425,8 @@ func checkCancelledContext(t *testing.T, s *target) {
 		t.Errorf("Lease after the cancelled calls = attempt %d, want 2", l2.Attempt)
 	}
 	q.wantNoTask(t, "w3", "task-2 was enqueued with a cancelled ctx")
+	_, err = q.leaseCtx(done, "w3")
+	wantCanceled("Lease(w3) on a queue with no visible task", err)
 }
 
 // raceWorkers is how many goroutines the concurrency cases run at once,
@@ -658,30 +674,66 @@ func checkWorkerCapacity(t *testing.T, s *target) {
 	}
 	r.stop()
 
-	s.h.Note("a second worker, Capacity 0 (the default, 1)")
-	q0 := s.refQueue(time.Minute, "task-6", "task-7")
-	hs0 := s.handlers()
-	r0 := s.startWorker(t, q0, task.WorkerOptions{Name: "w2", PollInterval: time.Second}, hs0)
-	first := hs0.next()
-	if extra := hs0.next(); extra != nil || first == nil {
-		t.Errorf("worker with Capacity 0 and 2 visible tasks: %d handlers running, want 1 (zero means 1)", map[bool]int{true: 1, false: 0}[first != nil]+map[bool]int{true: 1, false: 0}[extra != nil])
-		if extra != nil {
+	for _, c := range []struct {
+		name     string
+		capacity int
+		ids      [2]string
+	}{{"w2", 0, [2]string{"task-6", "task-7"}}, {"w2n", -1, [2]string{"task-6n", "task-7n"}}} {
+		s.h.Note("a worker with Capacity %d (zero or less: the default, 1)", c.capacity)
+		q0 := s.refQueue(time.Minute, c.ids[0], c.ids[1])
+		hs0 := s.handlers()
+		r0 := s.startWorker(t, q0, task.WorkerOptions{Name: c.name, Capacity: c.capacity, PollInterval: time.Second}, hs0)
+		first := hs0.next()
+		if extra := hs0.next(); extra != nil || first == nil {
+			t.Errorf("worker with Capacity %d and 2 visible tasks: %d handlers running, want 1 (zero or less means 1)", c.capacity, map[bool]int{true: 1, false: 0}[first != nil]+map[bool]int{true: 1, false: 0}[extra != nil])
+			if extra != nil {
+				extra.done(nil)
+			}
+		}
+		_, _, _, _, maxHeld, _ = q0.snapshot()
+		if maxHeld[c.name] != 1 {
+			t.Errorf("worker with Capacity %d held %d leases at once, want 1 (zero or less means 1)", c.capacity, maxHeld[c.name])
+		}
+		if first != nil {
+			first.done(nil)
+		}
+		if j := hs0.next(); j == nil {
+			t.Errorf("worker with Capacity %d did not take %s after %s was done", c.capacity, c.ids[1], c.ids[0])
+		} else {
+			j.done(nil)
+		}
+		r0.stop()
+	}
+
+	s.h.Note("a worker with Capacity 1 whose queue is slow to answer an Ack")
+	qa := s.refQueue(time.Minute, "task-8", "task-9")
+	gate := make(chan struct{})
+	release := sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(release)
+	qa.set(func(q *refQueue) { q.ackGate = gate })
+	hsa := s.handlers()
+	ra := s.startWorker(t, qa, task.WorkerOptions{Name: "w3", Capacity: 1, PollInterval: time.Second}, hsa)
+	if j := hsa.next(); j == nil {
+		t.Errorf("worker with Capacity 1 did not start a handler for task-8")
+	} else {
+		j.done(nil) // its Ack now waits for the queue
+		if extra := hsa.next(); extra != nil {
+			t.Errorf("worker with Capacity 1 started %s's handler while its Ack of task-8 was still unanswered, want it to take the next task only once task-8 is settled: until the Ack returns it still holds task-8's lease", extra.lease.Task.ID)
 			extra.done(nil)
 		}
+		if _, _, _, _, maxHeld, _ := qa.snapshot(); maxHeld["w3"] > 1 {
+			t.Errorf("worker with Capacity 1 held %d leases at once while an Ack was unanswered, want 1: a slot is free only when its task is settled", maxHeld["w3"])
+		}
 	}
-	_, _, _, _, maxHeld, _ = q0.snapshot()
-	if maxHeld["w2"] != 1 {
-		t.Errorf("worker with Capacity 0 held %d leases at once, want 1 (zero means 1)", maxHeld["w2"])
-	}
-	if first != nil {
-		first.done(nil)
-	}
-	if j := hs0.next(); j == nil {
-		t.Errorf("worker with Capacity 0 did not take task-7 after task-6 was done")
-	} else {
+	release()
+	fakeclock.Wait()
+	for j := hsa.next(); j != nil; j = hsa.next() {
 		j.done(nil)
 	}
-	r0.stop()
+	if !qa.acked("task-9") {
+		t.Errorf("task-9 was not worked on and acknowledged once the Ack of task-8 was answered")
+	}
+	ra.stop()
 }
 
 func checkWorkerPolls(t *testing.T, s *target) {
@@ -718,6 +770,18 @@ func checkWorkerPolls(t *testing.T, s *target) {
 	}
 	checkGaps(t, "PollInterval 0 (1s)", calls, time.Second, 10*time.Second)
 	r0.stop()
+
+	s.h.Note("a third worker, PollInterval -1s (zero or less: the default, 1s)")
+	qn := s.refQueue(time.Minute)
+	from = s.now()
+	rn := s.startWorker(t, qn, task.WorkerOptions{Name: "w3", PollInterval: -time.Second}, s.handlers())
+	s.advanceTo(from + 10*time.Second)
+	calls, _, _, _, _, spinning = qn.snapshot()
+	if spinning != "" {
+		t.Fatalf("worker with PollInterval -1s polling an empty queue: %s, want it to wait the default 1s between calls (zero or less means 1s)", spinning)
+	}
+	checkGaps(t, "PollInterval -1s (1s)", calls, time.Second, 10*time.Second)
+	rn.stop()
 }
 
 // checkGaps wants Lease calls at least every apart, and at least as many
@@ -736,14 +800,15 @@ func checkGaps(t *testing.T, what string, calls []time.Duration, every, span tim
 }
 
 func checkWorkerRenews(t *testing.T, s *target) {
-	q := s.refQueue(30*time.Second, "task-1")
+	const length = 45 * time.Second // not the default 30s: renewals ask for the lease's own length
+	q := s.refQueue(length, "task-1")
 	hs := s.handlers()
 	r := s.startWorker(t, q, task.WorkerOptions{Name: "w1", PollInterval: time.Second}, hs)
 	j := hs.next()
 	if j == nil {
 		t.Fatal("worker did not start a handler for task-1")
 	}
-	s.h.Note("the handler works for an hour; the visibility timeout is 30s")
+	s.h.Note("the handler works for an hour; the visibility timeout is 45s")
 	s.advanceTo(time.Hour)
 	if at, ok := j.cancelled(); ok {
 		t.Errorf("the handler's ctx was cancelled at t=%v while the worker should have been renewing its lease", at)
@@ -756,18 +821,18 @@ func checkWorkerRenews(t *testing.T, s *target) {
 			t.Errorf("Extend at t=%v = %v, want the worker to renew before the lease ends", e.at, e.err)
 			break
 		}
-		if e.d != 30*time.Second {
-			t.Errorf("Extend(T1, %v) at t=%v, want Extend(T1, 30s): renew for the lease's own length", e.d, e.at)
+		if e.d != length {
+			t.Errorf("Extend(T1, %v) at t=%v, want Extend(T1, %v): renew for the lease's own length (the visibility timeout the queue granted)", e.d, e.at, length)
 			break
 		}
-		if e.at-last >= 30*time.Second {
-			t.Errorf("renewals at t=%v and t=%v: the lease had ended in between (30s)", last, e.at)
+		if e.at-last >= length {
+			t.Errorf("renewals at t=%v and t=%v: the lease had ended in between (%v)", last, e.at, length)
 			break
 		}
 		last = e.at
 	}
-	if time.Hour-last >= 30*time.Second {
-		t.Errorf("the last renewal was at t=%v, and the handler worked until t=1h0m0s: the lease lapsed (30s visibility timeout)", last)
+	if time.Hour-last >= length {
+		t.Errorf("the last renewal was at t=%v, and the handler worked until t=1h0m0s: the lease lapsed (%v visibility timeout)", last, length)
 	}
 	if len(acks) != 1 || acks[0].err != nil {
 		t.Errorf("after an hour of work the worker's Acks = %v, want one, accepted", acks)
@@ -778,6 +843,7 @@ func checkWorkerRenews(t *testing.T, s *target) {
 func checkWorkerStopsWhenLost(t *testing.T, s *target) {
 	q := s.refQueue(30*time.Second, "task-1")
 	hs := s.handlers()
+	hs.linger = true // a cancelled handler takes until the case says to return
 	r := s.startWorker(t, q, task.WorkerOptions{Name: "w1", PollInterval: time.Second}, hs)
 	j := hs.next()
 	if j == nil {
@@ -798,6 +864,11 @@ func checkWorkerStopsWhenLost(t *testing.T, s *target) {
 			t.Errorf("the worker called Ack or Nack with T1 at t=%v after losing the lease, want neither: the task is someone else's", c.at)
 		}
 	}
+	if early := hs.next(); early != nil {
+		t.Errorf("the worker (Capacity 1) started a handler for %s while the cancelled handler of its lost lease had not returned yet, want it to wait for that handler first: until it returns, it is still working", early.lease.Task.ID)
+		early.done(nil)
+	}
+	j.done(context.Canceled)
 	if r.call.Returned() {
 		t.Errorf("Run returned %v after a lost lease, want it to go on: ErrLeaseLost is not an error of the worker", r.err)
 	} else if again := hs.next(); again == nil {
@@ -887,7 +958,12 @@ func checkWorkerSettles(t *testing.T, s *target) {
 	}
 	q.set(func(q *refQueue) { q.ackErr = nil })
 	if again != nil {
-		again.done(nil)
+		q.set(func(q *refQueue) { q.nackErr = fmt.Errorf("suite's queue: %w", task.ErrLeaseLost) })
+		again.done(errors.New("the signing provider refused again (handler error)"))
+		if r.call.Returned() {
+			t.Errorf("Run returned %v after Nack said ErrLeaseLost, want it to go on: ErrLeaseLost from Ack or Nack is not an error of the worker", r.err)
+		}
+		q.set(func(q *refQueue) { q.nackErr = nil })
 	}
 	r.stop()
 }

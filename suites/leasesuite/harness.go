@@ -230,12 +230,13 @@ type refQueue struct {
 	entries []*refEntry // in enqueue order
 
 	// Faults, set by the case.
-	leaseErr    error // every Lease fails with it
-	extendErr   error // every Extend fails with it
-	ackErr      error // every Ack fails with it
-	nackErr     error // every Nack fails with it
-	revokeNext  bool  // the next Extend finds its lease revoked (ErrLeaseLost)
-	stallExtend bool  // Extend blocks until its ctx is done
+	leaseErr    error         // every Lease fails with it
+	extendErr   error         // every Extend fails with it
+	ackErr      error         // every Ack fails with it
+	nackErr     error         // every Nack fails with it
+	revokeNext  bool          // the next Extend finds its lease revoked (ErrLeaseLost)
+	stallExtend bool          // Extend blocks until its ctx is done
+	ackGate     chan struct{} // when set, every Ack waits until it is closed before it is answered
 
 	// Observations.
 	maxHeld    map[string]int // the most leases a holder held at once
@@ -436,6 +437,12 @@ func (q *refQueue) settle(ctx context.Context, op string, tok task.LeaseToken, d
 		call = fmt.Sprintf("Nack(%s, %v)", q.s.tokens.name(tok), delay)
 	}
 	q.mu.Lock()
+	if gate := q.ackGate; gate != nil && op == "Ack" {
+		q.s.h.Record(q.holderOf(tok), call, "stalls: the queue is slow to answer")
+		q.mu.Unlock()
+		<-gate
+		q.mu.Lock()
+	}
 	defer q.mu.Unlock()
 	rec := refCall{at: q.s.now(), token: tok, d: delay}
 	defer func() {
@@ -506,6 +513,10 @@ func (q *refQueue) set(f func(q *refQueue)) {
 type handlers struct {
 	s       *target
 	started chan *job
+	// linger makes a handler whose ctx is cancelled take its time to stop:
+	// it records the cancellation and returns only when the case finishes
+	// it, as real work does that has a step to wind down.
+	linger bool
 }
 
 type job struct {
@@ -539,6 +550,12 @@ func (hs *handlers) handle(ctx context.Context, l task.Lease) error {
 		j.mu.Lock()
 		j.cancelledAt = hs.s.now()
 		j.mu.Unlock()
+		if hs.linger {
+			hs.s.h.Record(l.Holder, "handler's ctx is cancelled", l.Task.ID+": the handler winds down its current step before it returns")
+			err := <-j.finish
+			hs.s.h.Record(l.Holder, "handler returns", fmt.Sprintf("%s stopped: %v", l.Task.ID, err))
+			return err
+		}
 		hs.s.h.Record(l.Holder, "handler's ctx is cancelled", l.Task.ID+": the handler stops work and returns "+ctx.Err().Error())
 		return ctx.Err()
 	}

@@ -143,7 +143,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "enqueue_refuses_empty_and_duplicate_ids", Concept: "one-task-one-entry", Rules: []string{"R1"}, Points: 4,
-			Explanation: "A task without an ID is refused with ErrInvalidTask, and a second Enqueue of an ID that is still queued or leased with ErrDuplicateTask, leaving the first copy as it was; once acknowledged, the ID may be queued again. Two copies of one task would be worked on twice.",
+			Explanation: "A task without an ID is refused with ErrInvalidTask, and a second Enqueue of an ID that is still queued or leased with ErrDuplicateTask, leaving the first copy as it was; once acknowledged, the ID may be queued again, as a new task whose first delivery is attempt 1. Two copies of one task would be worked on twice.",
 		},
 		Check: check(checkEnqueue),
 	},
@@ -171,7 +171,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "every_delivery_gets_a_new_token", Concept: "token-per-delivery", Rules: []string{"R4"}, Points: 5,
-			Explanation: "Each delivery, after an expiry or a release, gets a token never issued before, and Attempt counts 1, 2, 3; an earlier delivery's token no longer acknowledges anything. A token shared by deliveries lets a zombie settle its successor's work.",
+			Explanation: "Each delivery, after an expiry or a release, gets a token never issued before, and Attempt counts 1, 2, 3; an earlier delivery's token no longer acknowledges anything; a task queued again after its Ack gets a token never issued before, not its first incarnation's. A token shared by deliveries lets a zombie settle its successor's work.",
 		},
 		Check: check(checkNewTokenPerDelivery),
 	},
@@ -213,7 +213,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "nack_releases_after_its_delay", Concept: "release-with-delay", Rules: []string{"R7"}, Points: 5,
-			Explanation: "Nack(token, 0) makes the task visible at once, Nack(token, 10m) exactly 10 minutes later, even with more of the lease left, and Nack(token, 3h) 3 hours later, even with less of it left; a released token is dead, and a Nack by a previous or expired holder is refused with ErrLeaseLost and releases nothing.",
+			Explanation: "Nack(token, 0) makes the task visible at once, Nack(token, 10m) exactly 10 minutes later, even with more of the lease left, and Nack(token, 3h) 3 hours later, even with less of it left; a released token is dead, also while its delay runs, and a Nack by a previous or expired holder is refused with ErrLeaseLost and releases nothing.",
 		},
 		Check: check(checkNack),
 	},
@@ -227,7 +227,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "cancelled_context_changes_nothing", Concept: "refusals-change-nothing", Rules: []string{"R10"}, Points: 3,
-			Explanation: "Enqueue, Lease, Extend, Ack and Nack with a cancelled ctx return an error wrapping context.Canceled and change nothing: nothing is queued, leased, renewed, removed or released.",
+			Explanation: "Enqueue, Lease, Extend, Ack and Nack with a cancelled ctx return an error wrapping context.Canceled and change nothing (Lease on a queue with nothing visible too, not ErrNoTask): nothing is queued, leased, renewed, removed or released.",
 		},
 		Check: check(checkCancelledContext),
 	},
@@ -248,35 +248,35 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "worker_leases_only_what_it_can_work_on", Concept: "lease-what-you-can-work-on", Rules: []string{"R11"}, Points: 6,
-			Explanation: "A worker with Capacity 3 and five visible tasks holds exactly three leases and runs three handlers; when one returns it takes the next task at once. With Capacity 0 it works on one at a time. A lease taken beyond capacity expires in a local buffer, and another worker does the task too.",
+			Explanation: "A worker with Capacity 3 and five visible tasks holds exactly three leases and runs three handlers; when one returns it takes the next task at once. With Capacity 0, or -1, it works on one at a time. While its Ack of a finished task is unanswered it still holds that lease and leases nothing more. A lease taken beyond capacity expires in a local buffer, and another worker does the task too.",
 		},
 		Check: check(checkWorkerCapacity),
 	},
 	{
 		Case: suites.Case{
 			Name: "worker_waits_between_empty_polls", Concept: "poll-an-empty-queue", Rules: []string{"R12"}, Points: 3,
-			Explanation: "On an empty queue the worker calls Lease at most every PollInterval (10s; 1s when it is zero), keeps calling, and takes a task queued later within one interval.",
+			Explanation: "On an empty queue the worker calls Lease at most every PollInterval (10s; 1s when it is zero or negative), keeps calling, and takes a task queued later within one interval.",
 		},
 		Check: check(checkWorkerPolls),
 	},
 	{
 		Case: suites.Case{
 			Name: "worker_renews_long_work", Concept: "renew-while-working", Rules: []string{"R13"}, Points: 5,
-			Explanation: "A handler works for an hour on a task with a 30s visibility timeout: the worker renews the lease for 30s each time, always before it ends, so the task is never delivered to anyone else and the Ack at the end is accepted.",
+			Explanation: "A handler works for an hour on a task with a 45s visibility timeout: the worker renews the lease for 45s each time (the length the queue granted, not the default 30s), always before it ends, so the task is never delivered to anyone else and the Ack at the end is accepted.",
 		},
 		Check: check(checkWorkerRenews),
 	},
 	{
 		Case: suites.Case{
 			Name: "worker_stops_when_its_lease_is_lost", Concept: "stop-when-lost", Rules: []string{"R14"}, Points: 5,
-			Explanation: "When Extend says ErrLeaseLost, the handler's ctx is cancelled at that instant; when Extend stalls, at the latest when the lease ends. The worker neither acks nor nacks the lost token and goes on with its next task. Work that continues after the lease is lost runs twice.",
+			Explanation: "When Extend says ErrLeaseLost, the handler's ctx is cancelled at that instant; when Extend stalls, at the latest when the lease ends. The worker neither acks nor nacks the lost token, waits for the cancelled handler to return (until then it still counts against Capacity), and goes on with its next task. Work that continues after the lease is lost runs twice.",
 		},
 		Check: check(checkWorkerStopsWhenLost),
 	},
 	{
 		Case: suites.Case{
 			Name: "worker_acks_success_and_releases_failure", Concept: "ack-a-durable-outcome", Rules: []string{"R15"}, Points: 5,
-			Explanation: "A handler that returns nil gets one Ack; one that fails gets one Nack with delay 0 and no Ack, and the task comes back at once; ErrLeaseLost from Ack does not stop the worker.",
+			Explanation: "A handler that returns nil gets one Ack; one that fails gets one Nack with delay 0 and no Ack, and the task comes back at once; ErrLeaseLost from Ack or from Nack does not stop the worker.",
 		},
 		Check: check(checkWorkerSettles),
 	},
