@@ -106,7 +106,7 @@ func checkFullQueue(t *testing.T, h *suites.History, e *target) {
 func checkOfferedLoad(t *testing.T, h *suites.History, e *target) {
 	const (
 		capacity = 64
-		offered  = 100_000 // enough to show the size is fixed, small enough for a loaded grader with -race
+		offered  = 20_000 // enough to show the size is fixed, small enough for a loaded grader with -race
 	)
 	q := e.newQueue(task.AdmissionOptions{Capacity: capacity, TenantLimit: capacity})
 	q.fill("acme", "kept", capacity)
@@ -268,6 +268,9 @@ func checkDeadlines(t *testing.T, h *suites.History, e *target) {
 			t.Errorf("Submit(waiter) was refused but claimed its key %d times, want never", n)
 		}
 		q.mustDepth(1, "after the waiter gave up")
+		if s := q.stats(""); o.want == context.DeadlineExceeded && s.Rejected != 0 {
+			t.Errorf("Stats().Rejected after a Submit that returned its context's error = %d, want 0: it counts the Submits that returned ErrQueueFull", s.Rejected)
+		}
 		if o.want == task.ErrQueueFull {
 			if s := q.stats(""); s.Rejected != 1 {
 				t.Errorf("Stats().Rejected after a Submit that waited MaxWait and returned ErrQueueFull = %d, want 1", s.Rejected)
@@ -317,8 +320,28 @@ func checkDeadlines(t *testing.T, h *suites.History, e *target) {
 	if err := w.mustReturn("when its context was cancelled"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Submit(cancelled) when its context was cancelled = %v, want an error wrapping context.Canceled", err)
 	}
+	if s := q.stats(""); s.Rejected != 0 {
+		t.Errorf("Stats().Rejected after a waiting Submit was cancelled = %d, want 0: it returned the context's error, not ErrQueueFull", s.Rejected)
+	}
 	q.mustTake("worker", "first")
 	q.mustBeEmpty("worker", "after the cancelled Submit (it must not have been queued later)")
+
+	h.Note("a place is freed that the waiter cannot use: its MaxWait still counts from its own start")
+	q = e.newQueue(task.AdmissionOptions{Capacity: 3, TenantLimit: 1, MaxWait: 10 * time.Second})
+	q.mustSubmit("globex", "g1")
+	q.mustSubmit("acme", "a1")
+	w = q.submitAsync(context.Background(), "acme", "a2")
+	defer w.free()
+	w.mustWait("at its tenant's limit of 1, with MaxWait 10s")
+	q.advance(4*time.Second, "")
+	q.mustTake("worker", "g1")
+	w.mustWait("after a place was freed that its tenant's share cannot use")
+	q.advance(6*time.Second-time.Nanosecond, "a nanosecond before the waiter's MaxWait, counted from its start")
+	w.mustWait("a nanosecond before its MaxWait (a wakeup does not start the wait again)")
+	q.advance(time.Nanosecond, "the waiter's MaxWait has passed")
+	if err := w.mustReturn("MaxWait after it started, though a place was freed meanwhile"); !errors.Is(err, task.ErrTenantFull) {
+		t.Errorf("Submit(a2) after waiting MaxWait at its tenant's limit = %v, want an error wrapping ErrTenantFull", err)
+	}
 }
 
 func checkAdmissionBeforeClaim(t *testing.T, h *suites.History, e *target) {
@@ -369,11 +392,15 @@ func checkAdmissionBeforeClaim(t *testing.T, h *suites.History, e *target) {
 		t.Fatalf("Take() while slow's claim is in progress = %s, want the job other (slow is not queued before its key is claimed)", describeTake(a, takeErr))
 	}
 	q.mustBeEmpty("worker", "while slow's claim is in progress: a job is queued only once its key is claimed")
-	stats := suites.Go(func() { q.stats("") })
+	var during task.AdmissionStats
+	stats := suites.Go(func() { during = q.stats("") })
 	if !stats.Settle() {
 		q.claims.release()
 		stats.Wait()
 		t.Fatalf("Stats() waited while a Submit's claim was in progress, want it answered at once")
+	}
+	if during.Depth != 0 || during.InFlight != 1 {
+		t.Errorf("Stats() while slow's claim is in progress and other is taken = %s, want depth 0 and in flight 1: a place reserved for a claim is taken, but its job is not waiting yet", during)
 	}
 	q.advance(5*time.Second, "the claim store is slow")
 	h.Note("the claim store answers")
@@ -562,6 +589,39 @@ func checkNoisyTenant(t *testing.T, h *suites.History, e *target) {
 	for _, k := range []string{"n-1", "q-0", "q-1", "n-2"} {
 		q.mustTake("worker", k)
 	}
+
+	h.Note("two Submits wait: noisy for its share, then other for any place; a freed place only other can use")
+	q = e.newQueue(task.AdmissionOptions{Capacity: 3, TenantLimit: 2, MaxWait: time.Hour})
+	q.mustSubmit("quiet", "q-0")
+	q.fill("noisy", "n", 2)
+	older := q.submitAsync(context.Background(), "noisy", "n-2")
+	defer older.free()
+	older.mustWait("to a full queue, at its tenant's limit, with MaxWait 1h")
+	younger := q.submitAsync(context.Background(), "other", "o-0")
+	defer younger.free()
+	younger.mustWait("to a full queue, with MaxWait 1h")
+	q.mustTake("worker", "q-0")
+	if err := younger.mustReturn("once a place was freed that its tenant may use"); err != nil {
+		t.Fatalf("Submit(other, o-0) once quiet's job was taken = %v, want nil: the freed place is other's, though noisy has waited longer (and cannot use it)", err)
+	}
+	if elapsed := fakeclock.Elapsed(); elapsed != 0 {
+		t.Errorf("Submit(other, o-0) was admitted at t=%s, want at t=0s, the instant the place was freed", elapsed)
+	}
+	older.mustWait("with its tenant's share still full")
+	h.Note("two Submits of late wait for a place; late has nothing waiting, so neither is refused for its share")
+	first := q.submitAsync(context.Background(), "late", "l-0")
+	defer first.free()
+	first.mustWait("to a full queue")
+	second := q.submitAsync(context.Background(), "late", "l-1")
+	defer second.free()
+	second.mustWait("to a full queue")
+	q.advance(time.Hour, "MaxWait has passed for the three waiting Submits")
+	for _, w := range []*waiting{older, first, second} {
+		err := w.mustReturn("after MaxWait")
+		if !errors.Is(err, task.ErrQueueFull) || errors.Is(err, task.ErrTenantFull) {
+			t.Errorf("Submit(%s) after MaxWait, with no place of the queue free = %v, want ErrQueueFull, not ErrTenantFull: no place of the queue is free, and a waiting Submit holds no place of its tenant's share", w.key, err)
+		}
+	}
 }
 
 func checkOldestAge(t *testing.T, h *suites.History, e *target) {
@@ -634,6 +694,14 @@ func checkLatency(t *testing.T, h *suites.History, e *target) {
 	q.advance(time.Second, "")
 	q.mustDone("worker", a3.Ticket)
 	want(4, 30*day+time.Second, 30*day+time.Second, 0, "after k4 was done 30 days later and k3 a second after it")
+	q.mustSubmit("acme", "k5", "k6")
+	a5 := q.mustTake("worker", "k5")
+	a6 := q.mustTake("worker", "k6")
+	q.advance(2*time.Second, "")
+	q.mustDone("worker", a5.Ticket)
+	q.advance(time.Second, "")
+	q.mustDone("worker", a6.Ticket)
+	want(6, 3*time.Second, 30*day+time.Second, 0, "after k5 took 2s and k6 3s (the longest since New is still k3's)")
 }
 
 func checkForecast(t *testing.T, h *suites.History, e *target) {
@@ -749,6 +817,15 @@ func checkCancelledContext(t *testing.T, h *suites.History, e *target) {
 		}
 	}
 	q.mustDepth(1, "after the calls with done contexts")
+	h.Note("a cancelled context on a full queue: the context's error, not a refusal")
+	full := e.newQueue(task.AdmissionOptions{Capacity: 1})
+	full.mustSubmit("acme", "f1")
+	if err := full.submitCtx(cancelled, "globex", "f2"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Submit(f2) with a cancelled context, to a full queue = %v, want an error wrapping context.Canceled: the context is checked before anything else", err)
+	}
+	if s := full.stats(""); s.Rejected != 0 || s.Depth != 1 {
+		t.Errorf("Stats() after a Submit with a cancelled context to a full queue = %s, want depth 1 and rejected 0: a done context changes nothing", s)
+	}
 	a := q.mustTake("worker", "k1")
 	if err := q.Done(cancelled, a.Ticket); !errors.Is(err, context.Canceled) {
 		t.Errorf("Done(ticket %d) with a cancelled context = %v, want an error wrapping context.Canceled", a.Ticket, err)

@@ -125,6 +125,9 @@ func (q *queue) mustRefuse(tenant, key string, want error, why string) {
 	if !errors.Is(err, want) {
 		q.t.Fatalf("Submit(%s, %s) %s = %v, want an error wrapping %v", tenant, key, why, err, want)
 	}
+	if want == task.ErrQueueFull && errors.Is(err, task.ErrTenantFull) {
+		q.t.Fatalf("Submit(%s, %s) %s = %v, want ErrQueueFull, not ErrTenantFull: no place of the queue is free, so the job is refused for the queue, whatever its tenant's share", tenant, key, why, err)
+	}
 	if n := q.claims.count(tenant, key); n != before {
 		q.t.Fatalf("Submit(%s, %s) %s was refused but claimed its key: a refused job must leave its key free for the retry", tenant, key, why)
 	}
