@@ -27,6 +27,9 @@ test: vet unit verify
 
 vet:
 	$(GO) vet ./...
+	# labctl check must build where students work: macOS and Windows too.
+	GOOS=darwin $(GO) vet ./cmd/labctl/ ./grader/
+	GOOS=windows $(GO) vet ./cmd/labctl/ ./grader/
 
 unit:
 	$(GO) test $(RACE) -count=1 -timeout 30m $(PKGS)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Speed figures for the closing notes. Nothing here is asserted: make test
-# never times anything. Prints lab 01's suite time with -race, and labctl
-# check's warm wall time next to a bare go test of the same package.
+# never times anything. Prints each suite's test time with -race, and labctl
+# check's warm wall time next to a bare go test of the same code
+# (.ci/bench-check.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -9,8 +10,6 @@ runs=${RUNS:-5}
 
 mkdir -p bin
 go build -o bin/labctl ./cmd/labctl
-
-ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 echo "== suite test time with -race (TestX elapsed reported by go test -json), $runs runs"
 for dir in solutions/[0-9]*; do
@@ -29,15 +28,7 @@ echo "== virtual time"
 go test -count=1 -v -run TestHoursOfVirtualTimeTakeMilliseconds ./fakeclock/ | grep "of real time" | sed 's/^ *fakeclock_test.go:[0-9]*: //'
 
 echo
-echo "== labctl check 1 (warm) vs bare go test -race -count=1 ./labs/01-claim/, wall time, $runs runs each"
-go test -race -count=1 ./labs/01-claim/ >/dev/null 2>&1 || true   # warm the cache
-bin/labctl check 1 --quiet >/dev/null 2>&1 || true
-bare=0; check=0
-for _ in $(seq "$runs"); do
-  s=$(ms); go test -race -count=1 ./labs/01-claim/ >/dev/null 2>&1 || true; e=$(ms); bare=$((bare + e - s))
-  s=$(ms); bin/labctl check 1 --quiet >/dev/null 2>&1 || true; e=$(ms); check=$((check + e - s))
-done
-echo "bare go test: $((bare / runs)) ms   labctl check: $((check / runs)) ms   ratio: $(awk "BEGIN{printf \"%.2f\", $check/$bare}")"
+bash .ci/bench-check.sh
 
 if [ -f .ci/bench-grade.sh ]; then
   echo

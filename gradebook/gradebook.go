@@ -483,7 +483,7 @@ func SummaryMarkdown(students []Student, o Options) string {
 				case grader.StatusPass, grader.StatusSkip:
 				case grader.StatusFail:
 					t.fail++
-				case grader.StatusPanic, grader.StatusNoFinish:
+				case grader.StatusPanic, grader.StatusCrash, grader.StatusNoFinish:
 					t.crash++
 				case grader.StatusTimeout:
 					t.timeout++

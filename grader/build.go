@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,11 +77,8 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 	spec := runSpec{
 		binary:  binary,
 		workDir: work,
-		args: []string{"-test.v=test2json", "-test.paniconexit0", "-test.count=1",
-			"-test.timeout=" + opts.Timeout.String(), "-test.run=^" + opts.Lab.TestName + "$"},
 		sandbox: opts.Sandbox,
 		limits:  opts.Limits,
-		wall:    opts.Timeout + 30*time.Second,
 		pkg:     kit.Module + "/labs/" + opts.Lab.Dir,
 	}
 	home, tmp := filepath.Join(work, "run", "home"), filepath.Join(work, "run", "tmp")
@@ -88,21 +86,25 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 	if spec.sandbox == SandboxBwrap {
 		home, tmp, path = "/work/run/home", "/tmp", "/usr/bin:/bin"
 	}
-	var key []byte
+	ro := recoverOptions{caseTimeout: opts.CaseTimeout, total: opts.Timeout}
 	if kit.Attests {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, err
-		}
+		// Every run of the binary reads (and deletes) a fresh key.
 		keyFile := filepath.Join(work, "run", ".attest")
-		if err := os.WriteFile(keyFile, key, 0o600); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrKit, err)
-		}
 		inside := keyFile
 		if spec.sandbox == SandboxBwrap {
 			inside = "/work/run/.attest"
 		}
 		opts.Env = append(opts.Env, attest.EnvFile+"="+inside)
+		ro.newKey = func() ([]byte, error) {
+			key := make([]byte, 32)
+			if _, err := rand.Read(key); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrKit, err)
+			}
+			return key, nil
+		}
 	}
 	spec.env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, RaceEnv(os.Getenv("GORACE")), "LABKIT_SEED=" + opts.Seed}
 	for _, kv := range opts.Env {
@@ -112,28 +114,24 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	runStart := time.Now()
-	res, err := runSandboxed(ctx, spec, p.consume)
+	err = runAndRecover(ctx, p, ro, func(ctx context.Context, args []string, timeout time.Duration, onStart func(func()), consume func(io.Reader)) (runResult, error) {
+		s := spec
+		s.args, s.wall, s.onStart = args, timeout+30*time.Second, onStart
+		return runSandboxed(ctx, s, consume)
+	})
 	if err != nil {
 		return nil, err
 	}
 	runTime := time.Since(runStart)
-	action := "fail"
-	if res.exited {
-		action = "pass"
-	}
-	p.handle(event{Action: action})
 	rep := finish(p.report(""))
 	rep.BuildTime, rep.RunTime = buildTime, runTime
-	if key != nil {
-		confirmAttested(p, rep, key)
+	if kit.Attests {
+		confirmAttested(p, rep)
 	}
-	if res.limit != "" {
-		rep.Limit = res.limit
-		rep.Problems = append([]string{"the run hit its " + res.limit + " limit and was stopped"}, rep.Problems...)
+	if p.limit != "" {
+		rep.Limit = p.limit
+		rep.Problems = append([]string{"the run hit its " + p.limit + " limit and was stopped"}, rep.Problems...)
 		rep.Passed = false
-	}
-	if res.exited && !rep.Passed && rep.Build == nil && len(rep.Problems) == 0 {
-		rep.Problems = append(rep.Problems, "the test binary exited with success before the suite finished (os.Exit in the code under test?)")
 	}
 	return rep, nil
 }
@@ -255,25 +253,16 @@ func buildTestBinary(ctx context.Context, opts Options, files map[string][]byte,
 // leaves out.
 var scratchPathRE = regexp.MustCompile(`(?:[^\s:]*/)?run-[0-9]+/(?:src|shim)/`)
 
-// confirmAttested keeps a case's pass only when the suite signed it: a pass
-// without a valid attestation came from output that imitates test results,
-// and counts as a failure.
-func confirmAttested(p *parser, rep *Report, key []byte) {
-	confirmed := map[string]bool{}
-	check := func(lines []string) {
-		for _, l := range lines {
-			if test, passed, ok := attest.Parse(key, l); ok && passed {
-				confirmed[test] = true
-			}
-		}
-	}
-	check(p.topOutput)
-	check(p.pkgOutput)
+// confirmAttested keeps a case's pass only when the suite signed it in the
+// run of the test binary the case ran in: a pass without a valid
+// attestation came from output that imitates test results, and counts as a
+// failure.
+func confirmAttested(p *parser, rep *Report) {
 	forged := 0
 	rep.Score = 0
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
-		if c.Status == StatusPass && !confirmed[p.lab.TestName+"/"+c.Name] {
+		if cs := p.cases[c.Name]; c.Status == StatusPass && (cs == nil || !cs.signed) {
 			c.Status, c.Earned = StatusFail, 0
 			c.Output = []string{"the suite did not confirm this pass: output imitating a test result does not count"}
 			forged++

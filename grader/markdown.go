@@ -235,13 +235,15 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 				b.WriteString("**What happened.**\n\n")
 				b.WriteString(fence(c.Output))
 			} else if c.Status == StatusNotRun {
-				b.WriteString("**What happened.** The suite never reached this case: an earlier crash or timeout stopped the run.\n\n")
+				b.WriteString("**What happened.** The suite never reached this case.\n\n")
 			}
 			if len(c.Timeline) > 0 {
 				fmt.Fprintf(&b, "**Timeline** (%s):\n\n", o.TimelineLabel())
 				b.WriteString(fence(c.Timeline))
 			}
-			if concept.ID != "" && c.Status != StatusInconclusive {
+			// A case that could not exercise its property, or never ran, is
+			// no failure of the code: no misconception to name.
+			if concept.ID != "" && c.Status != StatusInconclusive && c.Status != StatusNotRun {
 				fmt.Fprintf(&b, "**Concept: %s.** The misconception behind this failure: *%s*\n\n", concept.Title, concept.Misconception)
 				fmt.Fprintf(&b, "**Try this.** %s\n\n", concept.Hint)
 			}

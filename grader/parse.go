@@ -2,13 +2,17 @@ package grader
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/fourth-outcome/labkit/attest"
 	"github.com/fourth-outcome/labkit/rubric"
 )
 
@@ -23,12 +27,52 @@ type event struct {
 	FailedBuild string
 }
 
+// Caps on what the parser keeps. Everything is read (a goroutine dump is
+// scanned to its end); only this much is remembered.
+const (
+	maxCaseLines  = 2000    // output lines kept per case
+	maxOtherLines = 2000    // output lines kept outside any case, and of the build
+	maxTailLines  = 200     // last lines kept of the package's output
+	maxLineBytes  = 1 << 20 // bytes kept of one line
+)
+
 type caseState struct {
-	started bool
-	ended   bool
-	action  string
-	elapsed float64
-	output  []string
+	startedAt time.Time
+	started   bool
+	ended     bool
+	action    string
+	elapsed   float64
+	output    []string
+	dropped   int // output lines not kept
+
+	// Seen anywhere in the case's output, kept or not.
+	race, panicked, inconclusive bool
+
+	attempt int  // the run of the test binary the case ended in
+	signed  bool // the suite attested its pass in that run
+
+	// verdict is set for a case the test binary did not finish (it was
+	// stopped, it crashed, it exited): the status and the lines that say
+	// why, shown before the case's own output.
+	verdict Status
+	note    []string
+	where   []Frame
+	scan    *stackScan
+}
+
+// attemptState is what the parser knows of the current run of the test
+// binary; each rerun starts a new one.
+type attemptState struct {
+	n           int
+	topOutput   []string // output of the top-level test outside any case
+	pkgOutput   []string // output not attributed to a test (the last maxTailLines)
+	pkgAction   string
+	lastRunning string // the case that was running most recently
+	topEnded    bool   // the top-level test reported pass or fail
+	started     int    // cases that started in this run
+	ended       int    // cases that ended in this run
+	closed      bool   // endAttempt has seen this run
+	scan        *stackScan
 }
 
 type parser struct {
@@ -37,33 +81,103 @@ type parser struct {
 	progress io.Writer
 
 	cases       map[string]*caseState
-	topOutput   []string // output of the top-level test outside any case
-	pkgOutput   []string // output not attributed to a test
 	buildOutput []string
 	buildFailed bool
-	pkgAction   string
-	lastRunning string // the case that was running most recently
-	topEnded    bool   // the top-level test reported pass or fail
+	raceOutside bool // a data race reported outside any case
+
+	at  attemptState
+	key []byte // the current run's attestation key, nil when the suite does not sign
+
+	// problems and notRun are set as runs end: run-wide problems, and why
+	// the cases that never ran did not.
+	problems []string
+	notRun   string
+	limit    string // the first resource limit a run hit
+	attempts int    // runs of the test binary
+
+	// clock says which case is running and since when, for the per-case
+	// budget; it is read from another goroutine.
+	clock struct {
+		sync.Mutex
+		running string
+		since   time.Time
+	}
 }
 
 func newParser(lab Lab, labDir string, progress io.Writer) *parser {
-	return &parser{lab: lab, labDir: labDir, progress: progress, cases: map[string]*caseState{}}
+	p := &parser{lab: lab, labDir: labDir, progress: progress, cases: map[string]*caseState{}}
+	p.at = attemptState{scan: newStackScan(p.labRel())}
+	return p
 }
 
+// labRel is the lab's directory as it appears at the end of a source path
+// in a traceback: "labs/01-claim".
+func (p *parser) labRel() string { return "labs/" + p.lab.Dir }
+
+// newAttempt starts the state of another run of the test binary, signed
+// with key (nil when the suite does not sign).
+func (p *parser) newAttempt(key []byte) {
+	p.attempts++
+	p.at = attemptState{n: p.attempts, scan: newStackScan(p.labRel())}
+	p.key = key
+	p.clock.Lock()
+	p.clock.running = ""
+	p.clock.Unlock()
+}
+
+// running returns the case running now and since when ("" when none).
+func (p *parser) running() (string, time.Time) {
+	p.clock.Lock()
+	defer p.clock.Unlock()
+	return p.clock.running, p.clock.since
+}
+
+// consume reads a test2json stream to its end. Lines of any length are
+// read; a line is kept up to maxLineBytes.
 func (p *parser) consume(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		var e event
-		if err := json.Unmarshal(line, &e); err != nil || e.Action == "" {
-			// Not test2json: go command chatter, a build error printed
-			// before the JSON stream started.
-			p.buildOutput = append(p.buildOutput, string(line))
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) <= maxLineBytes {
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
 			continue
 		}
-		p.handle(e)
+		if len(line) > 0 {
+			p.consumeLine(bytes.TrimRight(line, "\r\n"))
+		}
+		line = line[:0]
+		if err != nil {
+			return
+		}
 	}
+}
+
+func (p *parser) consumeLine(line []byte) {
+	var e event
+	if err := json.Unmarshal(line, &e); err != nil || e.Action == "" {
+		// Not test2json: go command chatter, a build error printed
+		// before the JSON stream started.
+		p.buildOutput = keepFirst(p.buildOutput, string(line), maxOtherLines)
+		return
+	}
+	p.handle(e)
+}
+
+func keepFirst(lines []string, l string, max int) []string {
+	if len(lines) >= max {
+		return lines
+	}
+	return append(lines, l)
+}
+
+func keepLast(lines []string, l string, max int) []string {
+	if len(lines) >= 2*max {
+		lines = append(lines[:0], lines[len(lines)-max+1:]...)
+	}
+	return append(lines, l)
 }
 
 func (p *parser) caseName(test string) (string, bool) {
@@ -78,28 +192,74 @@ func (p *parser) caseName(test string) (string, bool) {
 	return name, true
 }
 
+// caseOutput adds a line to a case's output.
+func (p *parser) caseOutput(cs *caseState, l string) {
+	if cs.scan == nil {
+		cs.scan = newStackScan(p.labRel())
+	}
+	cs.scan.line(l)
+	if strings.Contains(l, "WARNING: DATA RACE") || strings.Contains(l, "race detected during execution of test") {
+		cs.race = true
+	}
+	if strings.Contains(l, "panic: ") || strings.Contains(l, "[recovered]") {
+		cs.panicked = true
+	}
+	if strings.Contains(l, rubric.InconclusiveMark) {
+		cs.inconclusive = true
+	}
+	if len(cs.output) < maxCaseLines {
+		cs.output = append(cs.output, l)
+	} else {
+		cs.dropped++
+	}
+}
+
+// checkAttestation records a valid attestation of a case's pass in this
+// run. A pass counts only when it was signed in the run the case ran in.
+func (p *parser) checkAttestation(l string) {
+	if p.key == nil || !strings.Contains(l, attest.Prefix) {
+		return
+	}
+	test, passed, ok := attest.Parse(p.key, l)
+	if !ok || !passed {
+		return
+	}
+	name, isCase := p.caseName(test)
+	if !isCase || test != p.lab.TestName+"/"+name {
+		return
+	}
+	if cs := p.cases[name]; cs != nil && cs.ended && cs.attempt == p.at.n && cs.verdict == "" {
+		cs.signed = true
+	}
+}
+
 func (p *parser) handle(e event) {
 	switch e.Action {
 	case "build-output":
-		p.buildOutput = append(p.buildOutput, strings.TrimRight(e.Output, "\n"))
+		p.buildOutput = keepFirst(p.buildOutput, strings.TrimRight(e.Output, "\n"), maxOtherLines)
 		return
 	case "build-fail":
 		p.buildFailed = true
 		return
 	}
+	out := strings.TrimRight(e.Output, "\n")
 	if e.Test == "" {
 		switch e.Action {
 		case "output":
-			p.pkgOutput = append(p.pkgOutput, strings.TrimRight(e.Output, "\n"))
-			if p.lastRunning != "" {
+			p.at.pkgOutput = keepLast(p.at.pkgOutput, out, maxTailLines)
+			p.checkAttestation(out)
+			if strings.Contains(out, "WARNING: DATA RACE") {
+				p.raceOutside = true
+			}
+			if cs := p.runningCase(); cs != nil {
 				// A crash is printed by the runtime without a test name;
 				// it belongs to the case that was running.
-				if cs := p.cases[p.lastRunning]; cs != nil && !cs.ended {
-					cs.output = append(cs.output, strings.TrimRight(e.Output, "\n"))
-				}
+				p.caseOutput(cs, out)
+			} else {
+				p.at.scan.line(out)
 			}
 		case "pass", "fail", "skip":
-			p.pkgAction = e.Action
+			p.at.pkgAction = e.Action
 			if e.FailedBuild != "" {
 				p.buildFailed = true
 			}
@@ -110,10 +270,16 @@ func (p *parser) handle(e event) {
 	if !isCase {
 		switch e.Action {
 		case "output":
-			p.topOutput = append(p.topOutput, strings.TrimRight(e.Output, "\n"))
+			p.at.topOutput = keepFirst(p.at.topOutput, out, maxOtherLines)
+			p.checkAttestation(out)
+			if cs := p.runningCase(); cs != nil {
+				p.caseOutput(cs, out)
+			} else {
+				p.at.scan.line(out)
+			}
 		case "pass", "fail", "skip":
 			if e.Test == p.lab.TestName {
-				p.topEnded = true
+				p.at.topEnded = true
 			}
 		}
 		return
@@ -123,19 +289,33 @@ func (p *parser) handle(e event) {
 		cs = &caseState{}
 		p.cases[name] = cs
 	}
+	if cs.verdict != "" {
+		return // decided in an earlier run: what this run says of it is not its
+	}
 	switch e.Action {
 	case "run":
 		if e.Test == p.lab.TestName+"/"+name {
-			cs.started = true
-			p.lastRunning = name
+			cs.started, cs.startedAt = true, time.Now()
+			p.at.started++
+			p.at.lastRunning = name
+			p.clock.Lock()
+			p.clock.running, p.clock.since = name, time.Now()
+			p.clock.Unlock()
 		}
 	case "output":
-		cs.output = append(cs.output, strings.TrimRight(e.Output, "\n"))
+		p.caseOutput(cs, out)
 	case "pass", "fail", "skip":
 		if e.Test == p.lab.TestName+"/"+name {
 			cs.ended = true
 			cs.action = e.Action
 			cs.elapsed = e.Elapsed
+			cs.attempt = p.at.n
+			p.at.ended++
+			p.clock.Lock()
+			if p.clock.running == name {
+				p.clock.running = ""
+			}
+			p.clock.Unlock()
 			if p.progress != nil {
 				mark := "ok  "
 				if e.Action != "pass" {
@@ -147,6 +327,17 @@ func (p *parser) handle(e event) {
 	}
 }
 
+// runningCase is the case that started in this run and has not ended.
+func (p *parser) runningCase() *caseState {
+	if p.at.lastRunning == "" {
+		return nil
+	}
+	if cs := p.cases[p.at.lastRunning]; cs != nil && cs.started && !cs.ended && cs.verdict == "" {
+		return cs
+	}
+	return nil
+}
+
 var (
 	compileErrRE = regexp.MustCompile(`^(?:\./|[^\s:]*/)?([^\s/:]+\.go):(\d+)(?::(\d+))?: (.*)$`)
 	fileLineRE   = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
@@ -156,6 +347,193 @@ var (
 	libLogRE = regexp.MustCompile(`^\s*\w+: \d{4}/\d\d/\d\d \d\d:\d\d:\d\d `)
 )
 
+// runEnd says how one run of the test binary ended, beyond its output.
+type runEnd struct {
+	hung   string        // the case the grader stopped for running past its budget
+	budget time.Duration // that budget
+	// runLimit, when set, says the case was stopped because the run's
+	// whole time limit (this long) was used up, not its own budget.
+	runLimit time.Duration
+	limit    string // the resource limit that stopped the run, "" when none
+	exited   bool   // the binary exited with status 0
+}
+
+// endAttempt closes the current run of the test binary: the case it was
+// running when it ended (stopped, crashed, exited) gets that verdict. It
+// reports whether the run made progress, that is whether some case got a
+// verdict in it; when it made none and cases are left, they will not run,
+// and the reason is recorded for them.
+func (p *parser) endAttempt(end runEnd) (progress bool) {
+	p.at.closed = true
+	// The binary's own exit status decides the package result.
+	p.at.pkgAction = "fail"
+	if end.exited {
+		p.at.pkgAction = "pass"
+	}
+	if end.limit != "" && p.limit == "" {
+		p.limit = end.limit
+	}
+	if cs := p.runningCase(); cs != nil && end.hung != "" && end.hung != p.at.lastRunning {
+		// The case the binary was stopped for ended just before the
+		// signal: this one had only begun, and runs again.
+		delete(p.cases, p.at.lastRunning)
+		p.at.started--
+	} else if cs != nil {
+		name := p.at.lastRunning
+		crash := cs.scan.crash
+		switch {
+		case end.hung == name && end.runLimit > 0:
+			cs.verdict = StatusTimeout
+			cs.where = cs.scan.hung()
+			cs.note = hungNote(fmt.Sprintf("did not finish before the run's time limit (%s) was used up", end.runLimit), cs.where)
+		case end.hung == name:
+			cs.verdict = StatusTimeout
+			cs.where = cs.scan.hung()
+			cs.note = hungNote(fmt.Sprintf("did not finish within %s", end.budget), cs.where)
+		case strings.HasPrefix(crash, "panic: test timed out after "):
+			cs.verdict = StatusTimeout
+			cs.where = cs.scan.hung()
+			cs.note = hungNote("did not finish before the run's time limit", cs.where)
+		case end.limit != "":
+			cs.verdict = StatusNoFinish
+			cs.note = []string{"stopped: the run hit its " + end.limit + " limit while this case ran"}
+		case crash != "":
+			cs.verdict = StatusCrash
+			if where := cs.scan.crashed(); len(where) > 0 {
+				cs.where = where[:1]
+			}
+			cs.note = crashNote(crash, cs.where)
+		default:
+			cs.verdict = StatusNoFinish
+			cs.note = []string{"the test binary exited in the middle of this case (os.Exit in the code under test?)"}
+		}
+		cs.ended, cs.attempt = true, p.at.n
+		cs.elapsed = time.Since(cs.startedAt).Seconds()
+		p.at.ended++
+		if p.progress != nil {
+			fmt.Fprintf(p.progress, "  FAIL %s (%s)\n", name, cs.verdict)
+		}
+	}
+	if cs := p.cases[p.at.lastRunning]; cs != nil && p.at.scan.crash != "" && cs.verdict == "" &&
+		cs.ended && cs.attempt == p.at.n && cs.action == "fail" {
+		// The case failed and then the binary crashed: the testing package
+		// reports a test's panic (a synctest deadlock, say) as a failure
+		// and then panics again, with no test name on the trace.
+		cs.verdict = StatusCrash
+		cs.where = firstFrame(p.at.scan.crashed())
+		cs.note = crashNote(p.at.scan.crash, cs.where)
+		if p.progress != nil {
+			fmt.Fprintf(p.progress, "  (%s crashed the test binary)\n", p.at.lastRunning)
+		}
+	}
+	progress = p.at.ended > 0
+	if !progress && p.unfinished() > 0 && p.notRun == "" {
+		p.notRun = p.stopReason(end)
+		if !p.setupFailed() {
+			p.problems = append(p.problems, fmt.Sprintf("%d case(s) never ran: %s", p.unfinished(), p.notRun))
+		}
+	}
+	return progress
+}
+
+// stopReason says why a run that made no progress did not reach the cases
+// that are left.
+func (p *parser) stopReason(end runEnd) string {
+	crash := p.at.scan.crash
+	switch {
+	case end.limit != "":
+		return "the run hit its " + end.limit + " limit before the suite reached this case"
+	case strings.HasPrefix(crash, "panic: test timed out after "):
+		return "the run's time limit was used up before the suite reached this case"
+	case crash != "":
+		return strings.TrimPrefix(crashNote(crash, firstFrame(p.at.scan.crashed()))[0], "crashed: ") + ": the test binary crashed before the suite reached this case"
+	case p.setupFailed():
+		return "the suite stopped before its first case"
+	case p.at.pkgAction == "pass":
+		return "the test binary exited with success before the suite reached this case (os.Exit in the code under test?)"
+	default:
+		return "the test binary stopped before the suite reached this case (a crash, a fatal error or os.Exit in the code under test)"
+	}
+}
+
+// stopForTime records that the run's time limit was used up with cases
+// left to run.
+func (p *parser) stopForTime(limit time.Duration) {
+	if p.unfinished() == 0 || p.notRun != "" {
+		return
+	}
+	p.notRun = fmt.Sprintf("the run's time limit (%s) was used up before the suite reached this case", limit)
+	p.problems = append(p.problems, fmt.Sprintf("%d case(s) never ran: %s", p.unfinished(), p.notRun))
+}
+
+func firstFrame(fs []Frame) []Frame {
+	if len(fs) > 1 {
+		return fs[:1]
+	}
+	return fs
+}
+
+// hungNote is the lines of a case that was stopped: head, then where its
+// goroutines were in the lab's code.
+func hungNote(head string, where []Frame) []string {
+	if len(where) == 0 {
+		return []string{head + " (when it was stopped, none of its goroutines was in the lab's own code)"}
+	}
+	out := []string{head + ": " + where[0].String()}
+	for _, f := range where[1:] {
+		out = append(out, "  and "+f.String())
+	}
+	return out
+}
+
+// crashNote is the line of a case during which the test binary crashed:
+// the crash and where the lab's code was, "crashed: panic: assignment to
+// entry in nil map at claim.go:19 (Store.Do.func1)", or for a goroutine
+// that was waiting (a deadlock) "...: blocked in chan receive at ...".
+func crashNote(crash string, where []Frame) []string {
+	l := "crashed: " + crashMessage(crash)
+	if len(where) > 0 {
+		f := where[0]
+		if !f.Spinning() {
+			l += ": blocked in " + f.State
+		}
+		l += fmt.Sprintf(" at %s:%d (%s)", f.File, f.Line, f.Func)
+	}
+	return []string{l}
+}
+
+// remaining returns, in suite order, the cases that have no verdict yet.
+func (p *parser) remaining() []string {
+	var out []string
+	for _, c := range p.lab.Cases {
+		if cs := p.cases[c.Name]; cs == nil || !cs.ended {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// setupFailed reports whether the current run's top-level test ended
+// before any case started, saying why.
+func (p *parser) setupFailed() bool {
+	if !p.at.topEnded || p.at.started > 0 {
+		return false
+	}
+	setup, _ := trimOutput(p.at.topOutput)
+	return len(setup) > 0
+}
+
+// beforeDump returns a case's output up to the first line of a goroutine
+// dump or crash: what the suite printed, never the runtime's traceback.
+func beforeDump(lines []string) []string {
+	for i, l := range lines {
+		if crashRE.MatchString(l) || l == "SIGQUIT: quit" || goroutineRE.MatchString(l) || strings.HasPrefix(l, "[signal ") {
+			return lines[:i]
+		}
+	}
+	return lines
+}
+
 func (p *parser) report(stderr string) *Report {
 	rep := &Report{
 		Lab:   p.lab.Number,
@@ -163,18 +541,13 @@ func (p *parser) report(stderr string) *Report {
 		Title: p.lab.Title,
 		Total: p.lab.TotalPoints(),
 	}
-	allOutput := strings.Join(append(append([]string{}, p.pkgOutput...), p.topOutput...), "\n")
-
-	if p.buildFailed || (p.pkgAction == "" && len(p.cases) == 0 && (len(p.buildOutput) > 0 || stderr != "")) {
+	if p.buildFailed || (p.at.pkgAction == "" && len(p.cases) == 0 && (len(p.buildOutput) > 0 || stderr != "")) {
 		rep.Build = p.buildFailure(stderr)
 	}
-	timedOut := strings.Contains(allOutput, "panic: test timed out after")
-	for _, cs := range p.cases {
-		for _, l := range cs.output {
-			if strings.Contains(l, "panic: test timed out after") {
-				timedOut = true
-			}
-		}
+	setupFailed := rep.Build == nil && p.setupFailed()
+	if rep.Build == nil && p.at.pkgAction != "" && !p.at.closed {
+		// A stream parsed on its own: its end is the run's end.
+		p.endAttempt(runEnd{exited: p.at.pkgAction == "pass"})
 	}
 	for _, c := range p.lab.Cases {
 		cr := CaseResult{Name: c.Name, Concept: c.Concept, Points: c.Points, Explanation: c.Explanation}
@@ -185,11 +558,13 @@ func (p *parser) report(stderr string) *Report {
 			cr.Output = []string{"the code did not compile"}
 		case cs == nil || !cs.started:
 			cr.Status = StatusNotRun
+			if p.notRun != "" {
+				cr.Output = []string{"not run: " + p.notRun}
+			}
+		case cs.verdict != "":
+			cr.Status = cs.verdict
 		case !cs.ended:
 			cr.Status = StatusNoFinish
-			if timedOut {
-				cr.Status = StatusTimeout
-			}
 		case cs.action == "pass":
 			cr.Status = StatusPass
 			cr.Earned = c.Points
@@ -198,20 +573,21 @@ func (p *parser) report(stderr string) *Report {
 		default:
 			cr.Status = StatusFail
 		}
-		if cs != nil {
+		if cs != nil && cs.started && rep.Build == nil {
 			cr.Elapsed = cs.elapsed
-			out := strings.Join(cs.output, "\n")
 			switch {
 			case cr.Status == StatusPass:
-			case cr.Status == StatusSkip && strings.Contains(out, rubric.InconclusiveMark):
+			case cr.Status == StatusSkip && cs.inconclusive:
 				cr.Status = StatusInconclusive
-			case strings.Contains(out, "WARNING: DATA RACE") || strings.Contains(out, "race detected during execution of test"):
+			case cs.race && cr.Status != StatusTimeout:
 				cr.Status = StatusRace
-			case cr.Status == StatusFail && (strings.Contains(out, "panic: ") || strings.Contains(out, "[recovered]")):
+			case cr.Status == StatusFail && cs.panicked:
 				cr.Status = StatusPanic
 			}
 			if cr.Status != StatusPass {
-				cr.Output, cr.Timeline = trimOutput(cs.output)
+				out, timeline := trimOutput(beforeDump(cs.output))
+				cr.Output, cr.Timeline = append(append([]string{}, cs.note...), out...), timeline
+				cr.Where = cs.where
 			}
 		}
 		rep.Score += cr.Earned
@@ -219,29 +595,25 @@ func (p *parser) report(stderr string) *Report {
 	}
 	rep.Passed = rep.Build == nil && rep.Score == rep.Total && len(rep.Failed()) == 0
 
-	setup, _ := trimOutput(p.topOutput)
 	switch {
 	case rep.Build != nil:
-	case p.topEnded && p.unfinished() == len(p.lab.Cases) && len(setup) > 0:
+	case setupFailed:
+		setup, _ := trimOutput(p.at.topOutput)
 		rep.Problems = append(rep.Problems, "the suite stopped before its first case: "+strings.Join(setup, "\n"))
-	case timedOut:
-		rep.Problems = append(rep.Problems, "the suite hit its time limit: something blocked forever (a lock never released, a channel nobody sends on, a goroutine waiting on itself)")
-	case p.pkgAction == "fail" && p.unfinished() > 0:
-		rep.Problems = append(rep.Problems, fmt.Sprintf("the test binary stopped in the middle of the suite (%d cases never ran or never finished): a crash in a goroutine, a fatal error, or os.Exit in the code under test", p.unfinished()))
-	case p.pkgAction == "" && rep.Build == nil:
+	case p.at.pkgAction == "":
 		rep.Problems = append(rep.Problems, "go test produced no result for the package")
 	}
-	if strings.Contains(allOutput, "WARNING: DATA RACE") && !anyStatus(rep, StatusRace) {
+	if rep.Build == nil {
+		rep.Problems = append(rep.Problems, p.problems...)
+	}
+	if p.raceOutside && !anyStatus(rep, StatusRace) {
 		rep.Problems = append(rep.Problems, "the race detector found a data race outside any single case")
 	}
-	setupFailed := len(rep.Problems) > 0 && strings.HasPrefix(rep.Problems[0], "the suite stopped before its first case")
-	if !setupFailed && (len(rep.Problems) > 0 || (p.pkgAction == "fail" && rep.Build == nil && len(rep.Failed()) == 0)) {
-		if tail := lastLines(p.pkgOutput, 30); len(tail) > 0 {
+	if rep.Build == nil && !setupFailed && (len(rep.Problems) > 0 || (p.at.pkgAction == "fail" && len(rep.Failed()) == 0)) {
+		if tail := lastLines(beforeDump(p.at.pkgOutput), 30); len(tail) > 0 {
 			rep.Problems = append(rep.Problems, "last output:\n"+strings.Join(tail, "\n"))
 		}
-		if rep.Passed {
-			rep.Passed = false
-		}
+		rep.Passed = false
 	}
 	return rep
 }
@@ -255,15 +627,8 @@ func anyStatus(r *Report, s Status) bool {
 	return false
 }
 
-func (p *parser) unfinished() int {
-	n := 0
-	for _, c := range p.lab.Cases {
-		if cs := p.cases[c.Name]; cs == nil || !cs.ended {
-			n++
-		}
-	}
-	return n
-}
+// unfinished is how many cases have no verdict yet.
+func (p *parser) unfinished() int { return len(p.remaining()) }
 
 func (p *parser) buildFailure(stderr string) *BuildFailure {
 	var lines []string

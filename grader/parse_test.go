@@ -88,7 +88,7 @@ func TestParseStatuses(t *testing.T) {
 		{"all pass", []string{"run TestClaim/a", "pass TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "pass -"}, []Status{StatusPass, StatusPass}},
 		{"panic recovered by the suite", []string{"run TestClaim/a", "output TestClaim/a     rubric.go:1: panic: boom", "fail TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "fail -"}, []Status{StatusPanic, StatusPass}},
 		{"data race", []string{"run TestClaim/a", "output TestClaim/a WARNING: DATA RACE", "output TestClaim/a     testing.go:1: race detected during execution of test", "fail TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "fail -"}, []Status{StatusRace, StatusPass}},
-		{"binary died", []string{"run TestClaim/a", "output - fatal error: concurrent map writes", "fail -"}, []Status{StatusNoFinish, StatusNotRun}},
+		{"binary died", []string{"run TestClaim/a", "output - fatal error: concurrent map writes", "fail -"}, []Status{StatusCrash, StatusNotRun}},
 		{"timeout", []string{"run TestClaim/a", "pass TestClaim/a", "run TestClaim/b", "output TestClaim/b panic: test timed out after 5s", "fail -"}, []Status{StatusPass, StatusTimeout}},
 		{"binary exited 0 early", []string{"pass -"}, []Status{StatusNotRun, StatusNotRun}},
 		{"inconclusive is not a pass", []string{"run TestClaim/a", "output TestClaim/a     checks.go:9: inconclusive: the claims never interleaved", "skip TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "pass -"}, []Status{StatusInconclusive, StatusPass}},

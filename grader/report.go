@@ -14,8 +14,9 @@ const (
 	StatusFail     Status = "fail"
 	StatusPanic    Status = "panic"          // the implementation panicked
 	StatusRace     Status = "data race"      // the race detector found a data race
-	StatusTimeout  Status = "timeout"        // the run hit its time limit in this case
-	StatusNoFinish Status = "did not finish" // the test binary died while the case ran
+	StatusTimeout  Status = "timeout"        // the case ran past its time budget (it hung) and was stopped
+	StatusCrash    Status = "crashed"        // the test binary crashed (a panic nobody recovered, a fatal error) while the case ran
+	StatusNoFinish Status = "did not finish" // the test binary exited, or was stopped by a limit, while the case ran
 	StatusNotRun   Status = "not run"        // the binary never reached the case
 	StatusSkip     Status = "skipped"
 	// StatusInconclusive is a case that could not exercise its property
@@ -73,7 +74,10 @@ type CaseResult struct {
 	Explanation string   `json:"explanation"`
 	Output      []string `json:"output,omitempty"`   // the failure messages, trimmed
 	Timeline    []string `json:"timeline,omitempty"` // the case's history, when it failed
-	Elapsed     float64  `json:"elapsed_s"`
+	// Where, for a case that hung or crashed, is where the lab's code was:
+	// up to three goroutines' innermost frames in the lab's own files.
+	Where   []Frame `json:"where,omitempty"`
+	Elapsed float64 `json:"elapsed_s"`
 }
 
 // Failed returns the cases that did not pass, in suite order.

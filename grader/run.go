@@ -12,8 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,9 +37,20 @@ type Options struct {
 	Target string
 	// Race runs the suite with the race detector.
 	Race bool
-	// Timeout bounds the whole go test run (go test -timeout). Zero means
-	// one minute.
+	// Timeout bounds the whole run of the suite, every rerun included.
+	// Zero means one minute.
 	Timeout time.Duration
+	// CaseTimeout is the real time one case may run: a case still running
+	// after it is stopped (SIGQUIT, so that the runtime prints where every
+	// goroutine is), judged from that dump, and the cases after it run in
+	// a fresh process. Zero means DefaultCaseTimeout.
+	CaseTimeout time.Duration
+	// ReuseBinary keeps the test binary at a stable path in the user cache
+	// (one per kit checkout, lab and build mode) and builds it again only
+	// when its inputs changed, which skips the link of an unchanged
+	// package: for labctl check and watch. Without it the binary lives in a
+	// temporary directory for the run only.
+	ReuseBinary bool
 	// Seed, when not empty, is passed to the suite as LABKIT_SEED.
 	Seed string
 	// Env is added to the go command's environment (REDIS_ADDR, ...).
@@ -58,23 +72,25 @@ type Options struct {
 // ErrNoGo is returned when the go command cannot be started.
 var ErrNoGo = errors.New("cannot run the go command")
 
-// RunGoTest grades one implementation: it spawns go test -json with an
-// overlay that puts the implementation's files and the lab's pristine test
-// shim in the lab's directory, and parses the result. The error is for
-// failures of the grader itself (no go command, unreadable directory); a
-// submission that does not build, panics, races or hangs gets a Report that
-// says so, never an error.
+// RunGoTest grades one implementation: it builds the lab's test binary
+// with go test -c and an overlay that puts the implementation's files and
+// the lab's pristine test shim in the lab's directory, runs it in that
+// directory (see runAndRecover: a case that hangs or crashes costs that
+// case only) and parses its test2json stream. The error is for failures of
+// the grader itself (no go command, unreadable directory); a submission
+// that does not build, panics, races or hangs gets a Report that says so,
+// never an error.
 func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = time.Minute
 	}
+	if opts.CaseTimeout == 0 {
+		opts.CaseTimeout = DefaultCaseTimeout
+	}
 	if opts.Kit != nil {
 		return runHermetic(ctx, opts)
 	}
-	goCmd := opts.Go
-	if goCmd == "" {
-		goCmd = "go"
-	}
+	start := time.Now()
 	labDir := filepath.Join(opts.Root, "labs", opts.Lab.Dir)
 	overlay, err := buildOverlay(labDir, opts)
 	if err != nil {
@@ -84,66 +100,193 @@ func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	finish := func(rep *Report) *Report {
+		rep.Target = opts.Target
+		rep.Race = opts.Race
+		rep.Seed = opts.Seed
+		rep.Duration = time.Since(start)
+		return rep
+	}
+	binary, release, err := testBinaryPath(opts)
+	if err != nil {
+		return nil, err
+	}
+	built := false
+	defer func() { release(built) }()
 
+	p := newParser(opts.Lab, labDir, opts.Progress)
+	buildStart := time.Now()
+	buildOut, err := buildOverlayBinary(ctx, opts, overlayFile, binary)
+	if err != nil {
+		return nil, err
+	}
+	if buildOut != nil {
+		p.buildFailed = true
+		p.buildOutput = buildOut
+		return finish(p.report("")), nil
+	}
+	built = true
+	buildTime := time.Since(buildStart)
+
+	module := "labs"
+	if data, err := os.ReadFile(filepath.Join(opts.Root, "go.mod")); err == nil {
+		module = modulePathOf(data)
+	}
+	env := append(os.Environ(), opts.Env...)
+	env = append(env, RaceEnv(os.Getenv("GORACE")), "LABKIT_SEED="+opts.Seed)
+	spec := runSpec{binary: binary, dir: labDir, env: env, sandbox: SandboxOff, noLimits: true,
+		pkg: module + "/labs/" + opts.Lab.Dir}
+	runStart := time.Now()
+	err = runAndRecover(ctx, p, recoverOptions{caseTimeout: opts.CaseTimeout, total: opts.Timeout},
+		func(ctx context.Context, args []string, timeout time.Duration, onStart func(func()), consume func(io.Reader)) (runResult, error) {
+			s := spec
+			s.args, s.wall, s.onStart = args, timeout+30*time.Second, onStart
+			return runSandboxed(ctx, s, consume)
+		})
+	if err != nil {
+		return nil, err
+	}
+	rep := finish(p.report(""))
+	rep.BuildTime, rep.RunTime = buildTime, time.Since(runStart)
+	if p.limit != "" {
+		rep.Problems = append([]string{"the run hit its " + p.limit + " limit and was stopped"}, rep.Problems...)
+		rep.Passed = false
+	}
+	return rep, nil
+}
+
+// buildOverlayBinary compiles the lab's test binary to binary with go test
+// -c and the overlay, in the kit checkout. It returns the compiler's output
+// when the package does not build, nil when it does. When binary already
+// holds a build of the same inputs, go test -c leaves it as it is (no
+// link), which is what makes a warm check fast.
+func buildOverlayBinary(ctx context.Context, opts Options, overlayFile, binary string) ([]string, error) {
+	goCmd := opts.Go
+	if goCmd == "" {
+		goCmd = "go"
+	}
 	// -vet=off: the suite is the kit's own pristine code, and vet's
 	// findings in a student's code are not part of the grade; skipping it
 	// saves a vet run on every check.
-	args := []string{"test", "-json", "-count=1", "-vet=off", "-timeout", opts.Timeout.String(), "-overlay", overlayFile,
-		"-run", "^" + opts.Lab.TestName + "$"}
+	args := []string{"test", "-c", "-o", binary, "-vet=off", "-overlay", overlayFile}
 	if opts.Race {
 		args = append(args, "-race")
 	}
 	args = append(args, "./labs/"+opts.Lab.Dir+"/")
-
-	// The go command's own limit is a little longer than the test's, so
-	// that go test reports the timeout itself; ours only catches a wedged
-	// toolchain.
-	runCtx, cancel := context.WithTimeout(ctx, opts.Timeout+2*time.Minute)
+	buildCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, goCmd, args...)
+	cmd := exec.CommandContext(buildCtx, goCmd, args...)
 	cmd.Dir = opts.Root
 	cmd.Env = append(os.Environ(), opts.Env...)
-	cmd.Env = append(cmd.Env, "GOWORK=off", RaceEnv(os.Getenv("GORACE")))
-	if opts.Seed != "" {
-		cmd.Env = append(cmd.Env, "LABKIT_SEED="+opts.Seed)
-	} else {
-		cmd.Env = append(cmd.Env, "LABKIT_SEED=")
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoGo, err)
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoGo, err)
-	}
-	p := newParser(opts.Lab, labDir, opts.Progress)
-	p.consume(stdout)
-	waitErr := cmd.Wait()
-	if runCtx.Err() != nil && ctx.Err() != nil {
+	cmd.Env = append(cmd.Env, "GOWORK=off")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	rep := p.report(stderr.String())
-	rep.Target = opts.Target
-	rep.Race = opts.Race
-	rep.Seed = opts.Seed
-	rep.Duration = time.Since(start)
-	if runCtx.Err() != nil {
-		rep.Problems = append(rep.Problems, "the go command itself did not finish in time and was stopped")
-	}
 	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) && runCtx.Err() == nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoGo, waitErr)
+	if err != nil && !errors.As(err, &exitErr) {
+		return nil, fmt.Errorf("%w: %v", ErrNoGo, err)
 	}
-	if waitErr == nil && !rep.Passed && rep.Build == nil && len(rep.Problems) == 0 {
-		// go test said ok but not every case ran: the binary left early
-		// with exit code 0 (os.Exit(0) from init, say).
-		rep.Problems = append(rep.Problems, "the test binary exited with success before the suite finished (os.Exit in the code under test?)")
+	if err == nil {
+		if _, statErr := os.Stat(binary); statErr != nil {
+			return nil, fmt.Errorf("%w: go test -c wrote no binary: %s", ErrNoGo, strings.TrimSpace(out.String()))
+		}
+		return nil, nil
 	}
-	return rep, nil
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if buildCtx.Err() != nil {
+		lines = append(lines, "the build did not finish in 5 minutes and was stopped")
+	}
+	return lines, nil
 }
+
+// testBinaryPath returns where to build the run's test binary, and a
+// function to call when the run is over, with whether the binary was built.
+//
+// With ReuseBinary the binary is kept in the user cache, at
+// labkit/bin/<hash of root, lab, race and sync>/<slug>.test. Each run
+// builds into a private copy of it (a hard link, so go test -c still finds
+// its build ID there and skips the link when nothing changed), runs that
+// copy, and renames it over the stable path at the end: a check and a
+// watch of the same lab never write or run each other's file.
+func testBinaryPath(opts Options) (string, func(built bool), error) {
+	name := opts.Lab.Slug + ".test"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	if !opts.ReuseBinary {
+		dir, err := os.MkdirTemp("", "labkit-bin-")
+		if err != nil {
+			return "", nil, fmt.Errorf("grader: %w", err)
+		}
+		return filepath.Join(dir, name), func(bool) { os.RemoveAll(dir) }, nil
+	}
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return "", nil, err
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00race=%v\x00sync=%v", root, opts.Lab.Dir, opts.Race, opts.Lab.InstrumentSync))
+	pruneBinaries()
+	dir, err := cacheDir("bin", hex.EncodeToString(sum[:8]))
+	if err != nil {
+		return "", nil, err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, "root"), []byte(root)); err != nil {
+		return "", nil, err
+	}
+	stable := filepath.Join(dir, name)
+	tmp := filepath.Join(dir, fmt.Sprintf("%s.%d-%d.tmp", name, os.Getpid(), time.Now().UnixNano()))
+	if err := os.Link(stable, tmp); err != nil {
+		if data, err := os.ReadFile(stable); err == nil {
+			_ = os.WriteFile(tmp, data, 0o755)
+		}
+	}
+	return tmp, func(built bool) {
+		if built {
+			_ = os.Rename(tmp, stable)
+		}
+		// When go test -c found the copy up to date, it is still a link
+		// to the stable binary, and rename(2) of a link onto its twin
+		// does nothing: the copy goes here.
+		os.Remove(tmp)
+	}, nil
+}
+
+// pruneBinaries removes, once per process, the cached test binaries of kit
+// checkouts that no longer exist (a test's temporary copy of the kit) or
+// that no check used for a month, and private copies left by a run that
+// was killed.
+var pruneBinaries = sync.OnceFunc(func() {
+	base, err := os.UserCacheDir()
+	if err != nil || base == "" {
+		base = os.TempDir()
+	}
+	dirs, _ := filepath.Glob(filepath.Join(base, "labkit", "bin", "*"))
+	for _, dir := range dirs {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			continue
+		}
+		root, rerr := os.ReadFile(filepath.Join(dir, "root"))
+		_, gerr := os.Stat(filepath.Join(string(root), "go.mod"))
+		switch {
+		case rerr != nil && time.Since(fi.ModTime()) > time.Hour, rerr == nil && gerr != nil, time.Since(fi.ModTime()) > 30*24*time.Hour:
+			os.RemoveAll(dir)
+			continue
+		}
+		// A private copy's name ends with the time it was made (its
+		// modification time is the stable binary's, whose inode it shares).
+		tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
+		for _, t := range tmps {
+			stamp := strings.TrimSuffix(t[strings.LastIndexByte(t, '-')+1:], ".tmp")
+			if ns, err := strconv.ParseInt(stamp, 10, 64); err == nil && time.Since(time.Unix(0, ns)) > time.Hour {
+				os.Remove(t)
+			}
+		}
+	}
+})
 
 // RaceEnv returns the GORACE setting for a graded run, given the current
 // value: it keeps every option already set and adds atexit_sleep_ms=0

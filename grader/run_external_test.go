@@ -112,11 +112,12 @@ func TestRunHostileSubmissions(t *testing.T) {
 			}
 		}},
 		{"os-exit-1", 0, false, func(t *testing.T, rep *Report) {
-			if statuses(rep)[StatusNoFinish] != 1 || statuses(rep)[StatusNotRun] != len(rep.Cases)-1 {
-				t.Errorf("statuses = %v, want 1 did-not-finish and the rest not run", statuses(rep))
+			// Every case calls Do, each in a fresh run of the binary.
+			if statuses(rep)[StatusNoFinish] != len(rep.Cases) {
+				t.Errorf("statuses = %v, want every case did-not-finish", statuses(rep))
 			}
-			if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "stopped in the middle") {
-				t.Errorf("Problems = %q, want the early exit explained", rep.Problems)
+			if out := rep.Cases[0].Output; len(out) == 0 || !strings.Contains(out[0], "exited in the middle of this case") {
+				t.Errorf("first case output = %q, want the exit explained", out)
 			}
 		}},
 		{"os-exit-0-init", 0, false, func(t *testing.T, rep *Report) {
@@ -129,19 +130,24 @@ func TestRunHostileSubmissions(t *testing.T) {
 		}},
 		{"panic-in-goroutine", 0, false, func(t *testing.T, rep *Report) {
 			c := rep.Cases[0]
-			if c.Status != StatusNoFinish {
-				t.Errorf("first case status = %s, want %s", c.Status, StatusNoFinish)
+			if c.Status != StatusCrash {
+				t.Errorf("first case status = %s, want %s", c.Status, StatusCrash)
 			}
-			if !strings.Contains(strings.Join(c.Output, "\n"), "assignment to entry in nil map") {
-				t.Errorf("first case output does not show the panic: %q", c.Output)
+			if want := "crashed: panic: assignment to entry in nil map at claim.go:19 (Store.Do.func1)"; len(c.Output) == 0 || c.Output[0] != want {
+				t.Errorf("first case output = %q, want it to start with %q", c.Output, want)
 			}
 		}},
 		{"blocks-forever", 5 * time.Second, false, func(t *testing.T, rep *Report) {
-			if statuses(rep)[StatusTimeout] != 1 {
-				t.Errorf("statuses = %v, want one timeout", statuses(rep))
+			// The run's limit (5s) ends before the case's budget (10s):
+			// the first case times out, and no case after it runs.
+			if statuses(rep)[StatusTimeout] != 1 || statuses(rep)[StatusNotRun] != len(rep.Cases)-1 {
+				t.Errorf("statuses = %v, want one timeout and the rest not run", statuses(rep))
 			}
 			if len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], "time limit") {
-				t.Errorf("Problems = %q, want the timeout explained", rep.Problems)
+				t.Errorf("Problems = %q, want the time limit explained", rep.Problems)
+			}
+			if out := rep.Cases[0].Output; len(out) == 0 || !strings.Contains(out[0], "blocked in sync.Mutex.Lock at claim.go:17 (Store.Do)") {
+				t.Errorf("first case output = %q, want where it blocked", out)
 			}
 		}},
 		{"data-race", 0, true, func(t *testing.T, rep *Report) {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -116,16 +115,27 @@ func bwrapBase(shareNet bool) []string {
 
 // runSpec is one test binary to run and convert to test2json.
 type runSpec struct {
-	binary   string // the test binary, inside workDir
-	workDir  string // the run's private, writable directory
+	binary   string // the test binary, inside workDir when sandboxed
+	workDir  string // the run's private, writable directory (the sandbox's /work)
+	dir      string // where the binary runs when not sandboxed; empty means workDir/run
 	args     []string
 	env      []string // the binary's whole environment (paths as seen inside the sandbox)
 	sandbox  Sandbox
 	shareNet bool
 	limits   Limits
+	noLimits bool          // do not watch memory, CPU, threads and output (labctl check)
 	wall     time.Duration // kill after this long
 	pkg      string        // import path, for test2json
+	// onStart, when set, is called once the binary has started, with a
+	// function that makes it dump its goroutines and exit (SIGQUIT, sent
+	// to the test binary itself, inside the sandbox too); a binary that
+	// does not exit within quitGrace of it is killed.
+	onStart func(quit func())
 }
+
+// quitGrace is how long a test binary sent SIGQUIT has to print its
+// goroutines and exit before it is killed.
+const quitGrace = 10 * time.Second
 
 // runResult says how the run ended, beyond its output.
 type runResult struct {
@@ -173,11 +183,14 @@ func runSandboxed(ctx context.Context, s runSpec, consume func(io.Reader)) (runR
 	bin := exec.Command(argv[0], argv[1:]...)
 	bin.Stdout, bin.Stderr = pw, pw
 	bin.Dir = filepath.Join(s.workDir, "run")
+	if s.sandbox != SandboxBwrap && s.dir != "" {
+		bin.Dir = s.dir
+	}
 	bin.Env = s.env
 	if s.sandbox == SandboxBwrap {
 		bin.Env = []string{"PATH=/usr/bin:/bin"}
 	}
-	bin.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	bin.SysProcAttr = groupAttrs()
 
 	var (
 		mu    sync.Mutex
@@ -189,10 +202,13 @@ func runSandboxed(ctx context.Context, s runSpec, consume func(io.Reader)) (runR
 			limit = why
 		}
 		mu.Unlock()
-		_ = syscall.Kill(-bin.Process.Pid, syscall.SIGKILL)
+		killGroup(bin.Process.Pid)
 	}
 	conv := exec.Command(t2j, "-t", "-p", s.pkg)
-	conv.Stdin = &capReader{r: pr, left: lim.Output, over: func() { stop(fmt.Sprintf("output (%d MiB)", lim.Output>>20)) }}
+	conv.Stdin = pr
+	if !s.noLimits {
+		conv.Stdin = &capReader{r: pr, left: lim.Output, over: func() { stop(fmt.Sprintf("output (%d MiB)", lim.Output>>20)) }}
+	}
 	convOut, err := conv.StdoutPipe()
 	if err != nil {
 		pw.Close()
@@ -211,13 +227,44 @@ func runSandboxed(ctx context.Context, s runSpec, consume func(io.Reader)) (runR
 	pw.Close()
 
 	binDone := make(chan error, 1)
+	exited := make(chan struct{})
 	go func() {
 		err := bin.Wait()
+		close(exited)
 		// Whatever the binary left behind in its process group goes too,
 		// which also closes the pipe for test2json.
-		_ = syscall.Kill(-bin.Process.Pid, syscall.SIGKILL)
+		killGroup(bin.Process.Pid)
 		binDone <- err
 	}()
+	if s.onStart != nil {
+		var once sync.Once
+		s.onStart(func() {
+			once.Do(func() {
+				select {
+				case <-exited:
+					return // its pid may be another process's by now
+				default:
+				}
+				pid := bin.Process.Pid
+				if s.sandbox == SandboxBwrap {
+					// bwrap does not pass signals on: signal the test
+					// binary, the first process under it that is not bwrap.
+					pid = sandboxedChild(pid)
+				}
+				if pid <= 0 || quit(pid) != nil {
+					killGroup(bin.Process.Pid)
+					return
+				}
+				time.AfterFunc(quitGrace, func() {
+					select {
+					case <-exited:
+					default:
+						killGroup(bin.Process.Pid)
+					}
+				})
+			})
+		})
+	}
 	watchDone := make(chan struct{})
 	go func() {
 		wall := time.NewTimer(s.wall)
@@ -235,6 +282,9 @@ func runSandboxed(ctx context.Context, s runSpec, consume func(io.Reader)) (runR
 				stop(fmt.Sprintf("wall time (%s)", s.wall))
 				return
 			case <-tick.C:
+				if s.noLimits {
+					continue
+				}
 				u := treeUsage(bin.Process.Pid)
 				switch {
 				case u.rss > lim.Memory:
@@ -311,21 +361,50 @@ func treeUsage(pid int) usage {
 				}
 			}
 		}
-		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
-		for _, t := range tasks {
-			kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, t.Name()))
-			if err != nil {
-				continue
-			}
-			for _, k := range strings.Fields(string(kids)) {
-				if c, err := strconv.Atoi(k); err == nil {
-					walk(c)
-				}
-			}
+		for _, c := range children(p) {
+			walk(c)
 		}
 	}
 	walk(pid)
 	return u
+}
+
+// sandboxedChild returns the pid of the first process under pid (bwrap)
+// that is not bwrap itself: the test binary. It returns 0 when there is
+// none.
+func sandboxedChild(pid int) int {
+	queue := children(pid)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p))
+		if err != nil {
+			continue
+		}
+		if strings.TrimSpace(string(comm)) != "bwrap" {
+			return p
+		}
+		queue = append(queue, children(p)...)
+	}
+	return 0
+}
+
+// children lists the pids of pid's child processes, from /proc.
+func children(pid int) []int {
+	var out []int
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, k := range strings.Fields(string(kids)) {
+			if c, err := strconv.Atoi(k); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // test2jsonPath builds cmd/test2json once into the user cache (it is not

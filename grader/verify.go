@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/workpool"
@@ -57,6 +58,8 @@ type VerifyOptions struct {
 	// Fixtures adds a check per independent test program of each suite
 	// (Lab.Fixtures): a wrong program must fail, a correct one pass.
 	Fixtures bool
+	// CaseTimeout is each case's budget of real time (Options.CaseTimeout).
+	CaseTimeout time.Duration
 	// TraceRules adds a "rules" check per lab: its README's numbered
 	// rules, cases and mistakes must trace to each other (traceRules).
 	TraceRules bool
@@ -74,7 +77,7 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 	}
 	var jobs []job
 	for _, lab := range labs {
-		base := Options{Root: o.Root, Lab: lab, Race: o.Race, Env: o.Env}
+		base := Options{Root: o.Root, Lab: lab, Race: o.Race, Env: o.Env, CaseTimeout: o.CaseTimeout}
 		starter := base
 		starter.Impl = filepath.Join(o.Root, "labs", lab.Dir)
 		starter.Target = "starter labs/" + lab.Dir

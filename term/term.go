@@ -164,9 +164,10 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 
 	var first *grader.CaseResult
 	for i := range failed {
-		if failed[i].Status != grader.StatusNotRun || first == nil {
+		// The first case that ran and failed; a case that never ran only
+		// when no other failed.
+		if first == nil || (first.Status == grader.StatusNotRun && failed[i].Status != grader.StatusNotRun) {
 			first = &failed[i]
-			break
 		}
 	}
 	if first == nil {
@@ -180,7 +181,7 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 		b.WriteString("  " + s.bold("What happened.") + "\n")
 		writeBlock(&b, c.Output, maxOutput, o, s, lab.Number)
 	} else if c.Status == grader.StatusNotRun {
-		b.WriteString(wrap(s.bold("What happened. ")+"The suite never reached this case: an earlier crash or timeout stopped the run.", "  ", o.Width))
+		b.WriteString(wrap(s.bold("What happened. ")+"The suite never reached this case.", "  ", o.Width))
 	}
 	const timelineMark = "\x00timeline\x00\n"
 	if len(c.Timeline) > 0 {
@@ -188,7 +189,7 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 		b.WriteString(timelineMark)
 	}
 	if concept := lab.Concept(c.Concept); concept.ID != "" {
-		if c.Status != grader.StatusInconclusive { // not a failure of the code: no misconception to name
+		if c.Status != grader.StatusInconclusive && c.Status != grader.StatusNotRun { // not a failure of the code: no misconception to name
 			b.WriteString(wrap(s.bold("Misconception. ")+concept.Misconception, "  ", o.Width))
 			b.WriteString(wrap(s.bold("Try this. ")+concept.Hint, "  ", o.Width))
 		}

@@ -26,8 +26,11 @@ type checkOpts struct {
 	race    string
 	redis   string
 	timeout time.Duration
-	html    string
-	quiet   bool
+	// caseTimeout is the real time one case may run before it is stopped
+	// and reported as hung (grader.Options.CaseTimeout).
+	caseTimeout time.Duration
+	html        string
+	quiet       bool
 }
 
 var checkCmd = &command{
@@ -47,7 +50,15 @@ LAB is a number or a name: 1, 01, claim or 01-claim. Without LAB, check picks
 the first lab that has not passed yet.
 
 The suite that runs is the kit's own pristine copy: edits to the lab's test
-file change nothing. Exit status 0 means every case passes, 1 means some fail,
+file change nothing. Each case has --case-timeout of real time (10s by
+default): a case still running then (a lock never released, a loop that never
+ends) is stopped and reported as a timeout, with the line of your code each of
+its goroutines was at and whether it was blocked or spinning. A case during
+which the test binary crashes (a panic in a goroutine, a fatal error such as
+"concurrent map writes") is reported as crashed, with the panic and its line;
+one during which it exits (os.Exit) as did not finish. Either way the cases
+after it run again in a fresh process, so one hang or crash costs one case. A case the suite never reached is "not run",
+with the reason. Exit status 0 means every case passes, 1 means some fail,
 2 means bad input.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		o := &checkOpts{}
@@ -56,7 +67,8 @@ file change nothing. Exit status 0 means every case passes, 1 means some fail,
 		fs.StringVar(&o.seed, "seed", "", "replay a randomised run with this seed (printed by a failing case)")
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto (on when cgo works), on, off")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port or redis://host:port/db) instead of the embedded one")
-		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up on a suite that runs longer than this")
+		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "give up on a suite that runs longer than this, every rerun included")
+		fs.DurationVar(&o.caseTimeout, "case-timeout", grader.DefaultCaseTimeout, "stop a case still running after this long and report where your code was (it counts as a timeout; the cases after it run again in a fresh process)")
 		fs.StringVar(&o.html, "html", "", "also write the feedback as an HTML page to this file")
 		fs.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 		return func(ctx context.Context, e *env, args []string) error { return runCheck(ctx, e, o, args) }
@@ -70,6 +82,9 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	}
 	if len(args) > 1 {
 		return usagef("check: one lab at a time (got %d arguments)", len(args))
+	}
+	if o.caseTimeout < 0 || o.timeout < 0 {
+		return usagef("--timeout and --case-timeout must not be negative")
 	}
 	if o.seed != "" {
 		if _, err := strconv.ParseInt(o.seed, 10, 64); err != nil {
@@ -125,6 +140,10 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		Timeout: o.timeout,
 		Seed:    o.seed,
 		Env:     extraEnv,
+		// check and watch rebuild the same lab again and again: a stable
+		// binary skips the link when nothing changed.
+		CaseTimeout: o.caseTimeout,
+		ReuseBinary: true,
 	}
 	var progress *term.Progress
 	if !o.quiet && !o.json {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ import (
 // expect is what the class test requires of one submission.
 type expect struct {
 	lab     int    // the lab the submission is for (0: none)
-	score   string // "100", "0", "<100" (fails, but not necessarily everything), "" (not graded)
+	score   string // "100", "0", "<100" (fails, but not necessarily everything), another number (exactly that), "" (not graded)
 	concept string // a concept that must be among the failing ones
 	limit   string // the limit the run must report hitting
 }
@@ -211,6 +212,22 @@ func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Contex
 	writeTree(tb, filepath.Join(dir, "infinite-loop"), loop)
 	want["infinite-loop"] = expect{lab: 1, score: "0"}
 
+	// The reference solution with a lock nobody releases for one key that
+	// only one case uses: that case hangs, is stopped after the case
+	// budget, and the cases after it run again in a fresh process and
+	// pass. A hang costs one case, not the lab.
+	const do = "func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {\n"
+	hangs := map[string][]byte{}
+	for n, d := range claimSol {
+		hangs[n] = d
+	}
+	if !bytes.Contains(hangs["claim.go"], []byte(do)) {
+		tb.Fatalf("solutions/01-claim/claim.go has no line %q to patch", do)
+	}
+	hangs["claim.go"] = bytes.Replace(hangs["claim.go"], []byte(do), []byte(do+"\tif key == \"k-empty\" {\n\t\ts.mu.Lock() // and never Unlock\n\t}\n"), 1)
+	writeTree(tb, filepath.Join(dir, "hangs-one-case"), hangs)
+	want["hangs-one-case"] = expect{lab: 1, score: "90", concept: "stored-result"}
+
 	home, _ := os.UserHomeDir()
 	writes := map[string][]byte{}
 	for n, d := range claimSol {
@@ -306,7 +323,9 @@ func TestHostileClass(t *testing.T) {
 	before := treeHash(t, root)
 	home, _ := os.UserHomeDir()
 
-	args := []string{"grade", class, "--out", out, "--timeout", "15s", "--memory", "512"}
+	// --timeout bounds each submission's lab, reruns included: the one that
+	// hangs once needs the case budget (10s) and a second run.
+	args := []string{"grade", class, "--out", out, "--timeout", "30s", "--memory", "512"}
 	if j := os.Getenv("LABKIT_CLASS_JOBS"); j != "" {
 		args = append(args, "--jobs", j)
 	}
@@ -363,6 +382,10 @@ func TestHostileClass(t *testing.T) {
 		case "<100":
 			if got.Score >= got.Total {
 				t.Errorf("%s: lab %d scored %d/%d, want it caught", name, e.lab, got.Score, got.Total)
+			}
+		default:
+			if want, err := strconv.Atoi(e.score); err == nil && got.Score != want {
+				t.Errorf("%s: lab %d scored %d/%d, want %d", name, e.lab, got.Score, got.Total, want)
 			}
 		}
 		if e.concept != "" && !slices.Contains(got.FailedConcepts(), e.concept) {

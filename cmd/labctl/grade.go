@@ -31,14 +31,16 @@ type gradeOpts struct {
 	labs    string
 	race    string
 	timeout time.Duration
-	jobs    int
-	redis   string
-	sandbox string
-	seed    string
-	force   bool
-	docsURL string
-	weights string
-	memory  int
+	// caseTimeout is each case's budget of real time (grader.Options.CaseTimeout).
+	caseTimeout time.Duration
+	jobs        int
+	redis       string
+	sandbox     string
+	seed        string
+	force       bool
+	docsURL     string
+	weights     string
+	memory      int
 }
 
 var gradeCmd = &command{
@@ -55,7 +57,11 @@ submission are ignored: the kit's own tests always run.
 
 Each submission is graded in a scratch copy of the kit without solutions/
 (never in this checkout), its test binary run under bubblewrap when
---sandbox allows, within memory, CPU, output and time limits.
+--sandbox allows, within memory, CPU, output and time limits. A case still
+running after --case-timeout is stopped and counts as a timeout, naming the
+line of the student's code each goroutine was at (blocked or spinning); a
+case during which the binary crashes counts as crashed. The cases after
+either run again in a fresh process, so one hang or crash costs one case.
 
 For each student it writes OUT/<folder>/feedback.md, feedback.html,
 report.json and results.json (Gradescope's format); for the class,
@@ -68,7 +74,8 @@ submission was graded, whatever the scores; 1 when some could not be.`,
 		fs.StringVar(&o.out, "out", "graded", "directory for the feedback and the gradebook")
 		fs.StringVar(&o.labs, "labs", "", "labs to grade: all (default), 3, 1-4, 1,3")
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto, on, off")
-		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per submission and lab")
+		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per submission and lab, every rerun included")
+		fs.DurationVar(&o.caseTimeout, "case-timeout", grader.DefaultCaseTimeout, "real time one case may run: a case still running then is stopped, reported as a timeout with where the code was, and the cases after it run again in a fresh process")
 		fs.IntVar(&o.jobs, "jobs", 0, "submissions graded at once (0: one per CPU)")
 		fs.IntVar(&o.jobs, "parallel", 0, "alias of --jobs")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port)")
@@ -260,7 +267,7 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		}
 		students[i] = st
 	}
-	flagsKey := fmt.Sprintf("race=%v timeout=%s seed=%s sandbox=%s redis=%v memory=%d", race, o.timeout, o.seed, sandbox, o.redis != "", o.memory)
+	flagsKey := fmt.Sprintf("race=%v timeout=%s case-timeout=%s seed=%s sandbox=%s redis=%v memory=%d", race, o.timeout, o.caseTimeout, o.seed, sandbox, o.redis != "", o.memory)
 	sandboxWord := string(sandbox)
 	fmt.Fprintf(e.stderr, "grading %d submissions over %d lab(s) (%d runs), %d at a time, sandbox %s, kit %s\n", len(subs), len(labs), len(todo), jobs, sandboxWord, kit.Commit)
 
@@ -291,7 +298,7 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		t0 := time.Now()
 		if !cached {
 			r.Report, r.Err = grader.RunGoTest(ctx, grader.Options{Root: root, Lab: lab.Lab, Impl: dir, Target: sub.Student,
-				Race: race, Timeout: o.timeout, Env: extraEnv, Seed: o.seed, Kit: kit, Sandbox: sandbox,
+				Race: race, Timeout: o.timeout, CaseTimeout: o.caseTimeout, Env: extraEnv, Seed: o.seed, Kit: kit, Sandbox: sandbox,
 				Limits: grader.Limits{Memory: int64(o.memory) << 20}})
 			if r.Err == nil && keyErr == nil && ctx.Err() == nil {
 				data, _ := json.Marshal(cacheEntry{Key: key, Report: r.Report})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
@@ -15,6 +16,8 @@ type verifyOpts struct {
 	redis    string
 	rules    bool
 	fixtures bool
+	// caseTimeout is the real time one case may run (grader.Options.CaseTimeout).
+	caseTimeout time.Duration
 }
 
 var verifyCmd = &command{
@@ -41,13 +44,16 @@ suites/<lab>suite/testdata/wrong/ must fail, every one in correct/ pass.
 With --redis and no LAB, verify runs every lab whose suite uses Redis (the
 course registry says which) against that server.
 
-Verify never modifies labs/: it grades copies through go test -overlay.`,
+Verify never modifies labs/: it grades copies through go test -overlay. A
+case still running after --case-timeout is stopped and counts as a timeout;
+the cases after it run again in a fresh process.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		o := &verifyOpts{}
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto, on, off")
 		fs.IntVar(&o.parallel, "parallel", 0, "concurrent suite runs (0: one per CPU)")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port)")
 		fs.BoolVar(&o.fixtures, "fixtures", false, "also run each suite's independent test programs (suites/<lab>suite/testdata/wrong/* must fail, correct/* must pass)")
+		fs.DurationVar(&o.caseTimeout, "case-timeout", grader.DefaultCaseTimeout, "stop a case still running after this long (a hung case is a timeout; the cases after it run again in a fresh process)")
 		fs.BoolVar(&o.rules, "rules", true, "trace each lab's numbered rules to its cases and mistakes (--rules=false to skip)")
 		return func(ctx context.Context, e *env, args []string) error { return runVerify(ctx, e, o, args) }
 	},
@@ -88,7 +94,7 @@ func runVerify(ctx context.Context, e *env, o *verifyOpts, args []string) error 
 		}
 		extraEnv = append(extraEnv, entry)
 	}
-	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout, TraceRules: o.rules, Fixtures: o.fixtures})
+	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout, TraceRules: o.rules, Fixtures: o.fixtures, CaseTimeout: o.caseTimeout})
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,8 @@ key with Enter):
 		o := &watchOpts{settle: watchSettle}
 		fs.StringVar(&o.check.race, "race", "auto", "race detector: auto (on when cgo works), on, off")
 		fs.StringVar(&o.check.redis, "redis", "", "run Redis-backed labs against this real server (host:port or redis://host:port/db)")
-		fs.DurationVar(&o.check.timeout, "timeout", 2*time.Minute, "give up on a suite that runs longer than this")
+		fs.DurationVar(&o.check.timeout, "timeout", 2*time.Minute, "give up on a suite that runs longer than this, every rerun included")
+		fs.DurationVar(&o.check.caseTimeout, "case-timeout", grader.DefaultCaseTimeout, "stop a case still running after this long and report where your code was")
 		return func(ctx context.Context, e *env, args []string) error { return runWatch(ctx, e, o, args) }
 	},
 }

@@ -156,7 +156,8 @@ func checkSimultaneousClaims(t *testing.T, h *suites.History, s target) {
 	broken := target{Store: &checkThenInsert{errInProgress: s.errInProgress}, errInProgress: s.errInProgress}
 	hits := 0
 	round := 0
-	for ; round < maxRaceRounds && hits < calibrationHits; round++ {
+	giveUp := suites.RealNow().Add(suites.RaceBudget)
+	for ; round < maxRaceRounds && hits < calibrationHits && suites.RealNow().Before(giveUp); round++ {
 		if round == maxRaceRounds/10 && hits == 0 {
 			break // this machine does not interleave at all; stop early
 		}
@@ -175,7 +176,7 @@ func checkSimultaneousClaims(t *testing.T, h *suites.History, s target) {
 		}
 	}
 	if hits < calibrationHits {
-		t.Skipf(rubric.InconclusiveMark+" in %d rounds this machine interleaved claims only %d times (the race detector and more cores help); the claim was not caught double-executing", round, hits)
+		t.Skipf(rubric.InconclusiveMark+" in %d rounds (at most %v of real time) this machine interleaved claims only %d times (the race detector and more cores help); the claim was not caught double-executing", round, suites.RaceBudget, hits)
 	}
 }
 

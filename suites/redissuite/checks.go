@@ -80,6 +80,9 @@ func checkConcurrentClients(t *testing.T, h *suites.History, e *env) {
 			})
 			results[i].v, results[i].err = v, err
 		})
+		// One process at a time reaches its first gate (or returns), so
+		// the timeline lists them in the same order on every run.
+		calls[i].Settle()
 	}
 	stuck := ls.conduct(func() {
 		h.Note("the work is let go")

@@ -1274,7 +1274,8 @@ func checkBudgetConcurrency(t *testing.T, h *suites.History, tg target) {
 	broken := func(capacity int) budget { return newRacyBudget(capacity) }
 	h.Note("round after round, %d goroutines released together each Withdraw once from a budget of %d, then Deposit once into the emptied budget", budgetRaceWorkers, budgetRaceWorkers/2)
 	hits, round := 0, 0
-	for ; round < budgetMaxRounds && hits < budgetCalibration; round++ {
+	giveUp := suites.RealNow().Add(suites.RaceBudget)
+	for ; round < budgetMaxRounds && hits < budgetCalibration && suites.RealNow().Before(giveUp); round++ {
 		if round == budgetMaxRounds/10 && hits == 0 {
 			break // this machine does not interleave at all; stop early
 		}
@@ -1287,7 +1288,7 @@ func checkBudgetConcurrency(t *testing.T, h *suites.History, tg target) {
 		}
 	}
 	if hits < budgetCalibration {
-		t.Skipf(rubric.InconclusiveMark+" in %d rounds this machine interleaved budget calls only %d times (the race detector and more cores help); the budget was not caught losing a token", round, hits)
+		t.Skipf(rubric.InconclusiveMark+" in %d rounds (at most %v of real time) this machine interleaved budget calls only %d times (the race detector and more cores help); the budget was not caught losing a token", round, suites.RaceBudget, hits)
 	}
 }
 
