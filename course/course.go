@@ -24,6 +24,7 @@ import (
 	"github.com/fourth-outcome/labkit/suites/checkpointsuite"
 	"github.com/fourth-outcome/labkit/suites/claimsuite"
 	"github.com/fourth-outcome/labkit/suites/deadlettersuite"
+	"github.com/fourth-outcome/labkit/suites/enginesuite"
 	"github.com/fourth-outcome/labkit/suites/fencingsuite"
 	"github.com/fourth-outcome/labkit/suites/leasesuite"
 	"github.com/fourth-outcome/labkit/suites/redissuite"
@@ -79,7 +80,7 @@ var labs = []Lab{
 	built(deadlettersuite.Lab, needsRace),
 	built(checkpointsuite.Lab, needsRace),
 	built(backpressuresuite.Lab, needsRace),
-	planned(10, "engine", "The durable agent task engine"),
+	built(enginesuite.Lab, usesRedis|needsRace),
 }
 
 //go:embed shims/*.go.txt

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -91,8 +92,13 @@ func TestFind(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Find("10"); !errors.Is(err, ErrPlanned) {
-		t.Errorf("Find(\"10\") error = %v, want %v for a planned lab", err, ErrPlanned)
+	for _, l := range All() {
+		if !l.Planned {
+			continue
+		}
+		if _, err := Find(strconv.Itoa(l.Number)); !errors.Is(err, ErrPlanned) {
+			t.Errorf("Find(%q) error = %v, want %v for a planned lab", strconv.Itoa(l.Number), err, ErrPlanned)
+		}
 	}
 	for _, bad := range []string{"", "0", "99", "nope", "-1"} {
 		if _, err := Find(bad); !errors.Is(err, ErrUnknownLab) {

@@ -1,0 +1,225 @@
+package enginesuite
+
+import "github.com/fourth-outcome/labkit/suites"
+
+// Lab is the rubric of lab 10: its concepts and cases.
+var Lab = suites.Lab{
+	Number:   10,
+	Slug:     "engine",
+	Title:    "The durable agent task engine",
+	TestName: "TestEngine",
+	Concepts: concepts,
+	Cases:    suites.Cases(tests),
+}
+
+const docs = "docs/10-engine.md"
+
+var concepts = []suites.Concept{
+	{
+		ID:            "idempotent-submission",
+		Title:         "Submission is idempotent",
+		Misconception: "A client submits a job once; a second submission with the same ID is a new request and may start it over.",
+		Hint:          "The job's ID is its idempotency key in every state: queued, leased, done or dead. Look it up first; the same contents change nothing, other contents are ErrConflict. Refuse an invalid job before storing anything.",
+		Docs:          docs + "#submission-is-idempotent",
+	},
+	{
+		ID:            "bounded-admission",
+		Title:         "Admission is bounded",
+		Misconception: "A backend can always take one more job; the limit is somebody else's problem, and counting everything ever submitted is close enough.",
+		Hint:          "Count only unfinished jobs (queued or leased). Answer a duplicate before the capacity check, and reject a new job before anything of it is written, so that its ID is free again once there is room.",
+		Docs:          docs + "#admission-is-bounded",
+	},
+	{
+		ID:            "leased-checkout",
+		Title:         "A lease, not a hand-off",
+		Misconception: "Once a worker took a job, the job is the worker's until it says otherwise.",
+		Hint:          "A lease holds while the clock is before Expires, and at Expires exactly the job is visible again. Keep one 'visible from' instant per unfinished job (the backoff's end, or the lease's end) and lease the earliest one at or before now.",
+		Docs:          docs + "#a-lease-not-a-hand-off",
+	},
+	{
+		ID:            "fencing",
+		Title:         "Fencing tokens stop zombies",
+		Misconception: "A worker whose lease ended will notice and stop; checking the worker's name, or a token that is merely different, is enough.",
+		Hint:          "Grant every lease a token from one counter that only goes up, and make Checkpoint, Complete and Fail check, in the same atomic step as their write, that the token is the job's latest and the lease has not ended.",
+		Docs:          docs + "#fencing-tokens-stop-zombies",
+	},
+	{
+		ID:            "checkpoint",
+		Title:         "Checkpoints make resumption safe",
+		Misconception: "A job that was interrupted should start again from its first step, or skip the step that was interrupted.",
+		Hint:          "Checkpoint after a step's effect is durable at the provider, never before; start the next delivery at the lease's Step; let a checkpoint renew the lease from now, as a heartbeat.",
+		Docs:          docs + "#checkpoints-make-resumption-safe",
+	},
+	{
+		ID:            "retry-backoff",
+		Title:         "Retries wait, and reuse the key",
+		Misconception: "A failed step should be retried at once, and a retry is a new request.",
+		Hint:          "Fail makes the job visible again min(MaxBackoff, BaseBackoff*2^(n-1)) after now, n being the failed delivery. The retry sends the step with the same key as before, derived from the job's ID and the step's index, so that a lost reply is replayed by the provider, not repeated.",
+		Docs:          docs + "#retries-wait-and-reuse-the-key",
+	},
+	{
+		ID:            "dead-letter",
+		Title:         "Dead-letter by delivery count, with the reason",
+		Misconception: "Counting the failures workers report is enough to stop a poison job, and a parked job needs no explanation.",
+		Hint:          "Count in Lease. A Fail of the MaxDeliveries-th delivery, or a permanent one, parks the job at once; a Lease that finds a job whose last delivery expired parks it instead of delivering it. Keep the reason and the last error.",
+		Docs:          docs + "#dead-letter-by-delivery-count",
+	},
+	{
+		ID:            "atomic-backend",
+		Title:         "Every operation is one atomic step",
+		Misconception: "Reading a job in Redis, deciding in Go and writing it back is as good as doing it in one go, as long as the code is quick.",
+		Hint:          "Put each read-decide-write in one Lua script (or WATCH plus MULTI/EXEC); keep nothing in the Go value that another process would need, the token counter included; put every key under the namespace.",
+		Docs:          docs + "#every-operation-is-one-atomic-step",
+	},
+	{
+		ID:            "backend-contract",
+		Title:         "The backend's contract",
+		Misconception: "Options, contexts and Redis errors are details; an error from Redis can be reported as 'no job', and a cancelled call may still go through.",
+		Hint:          "Check the options in the constructor and the context at the start of every method; return Redis's error wrapped, never a sentinel in its place.",
+		Docs:          docs + "#the-backends-contract",
+	},
+	{
+		ID:            "effectively-once",
+		Title:         "Effectively once, end to end",
+		Misconception: "With leases, retries and checkpoints in place, the engine is exactly-once by construction, whatever each worker does with an error.",
+		Hint:          "Per step: a key derived from the job and the step, the Send, then the checkpoint. On an error: is it retryable (a lost reply is) or permanent? Was it my own context? Is my lease gone? Each answer has one move, and a zombie's move is to stop.",
+		Docs:          docs + "#effectively-once-end-to-end",
+	},
+}
+
+// tests are the cases, in the order they run.
+var tests = []suites.Test[*target]{
+	{
+		Case: suites.Case{
+			Name: "submit_is_idempotent_by_job_id", Concept: "idempotent-submission", Points: 6, Rules: []string{"R1", "R10"},
+			Explanation: "A client that did not hear back submits again. The job's ID is its idempotency key: the same job submitted again, whether queued, leased or done, changes nothing; the same ID with other contents is a conflict; an invalid job is refused and leaves nothing behind.",
+		},
+		Check: both(checkSubmitIdempotent),
+	},
+	{
+		Case: suites.Case{
+			Name: "submission_is_bounded_by_capacity", Concept: "bounded-admission", Points: 5, Rules: []string{"R2"},
+			Explanation: "A backend with room for Capacity unfinished jobs rejects the next one with ErrFull and stores nothing of it, answers a duplicate even when full, and takes new jobs again as soon as one is done or dead; Capacity 0 means 100.",
+		},
+		Check: both(checkBounded),
+	},
+	{
+		Case: suites.Case{
+			Name: "a_lease_hides_the_job_until_it_expires", Concept: "leased-checkout", Points: 6, Rules: []string{"R3", "R10"},
+			Explanation: "A leased job is invisible to every other worker while the clock is before Expires, which is the lease's instant plus the visibility timeout (30 s by default), and visible again at Expires exactly; the job visible first is leased first.",
+		},
+		Check: both(checkLeaseVisibility),
+	},
+	{
+		Case: suites.Case{
+			Name: "every_lease_counts_a_delivery_with_a_greater_token", Concept: "fencing", Points: 5, Rules: []string{"R4"},
+			Explanation: "Each lease counts one delivery of its job and carries a fencing token greater than every token granted before, for any job and in any process, after an expiry and after a failure: the token is what tells the current holder from a zombie.",
+		},
+		Check: both(checkTokens),
+	},
+	{
+		Case: suites.Case{
+			Name: "a_zombie_cannot_checkpoint_complete_or_fail", Concept: "fencing", Points: 7, Rules: []string{"R5"},
+			Explanation: "A worker that stalled past its lease wakes up and reports. Its Checkpoint, Complete and Fail must be refused with ErrLeaseLost and change nothing: at the lease's Expires already, after another worker leased the job, with a token that is not the current one, and after the lease was ended by Complete.",
+		},
+		Check: both(checkFencing),
+	},
+	{
+		Case: suites.Case{
+			Name: "checkpoint_records_progress_and_renews_the_lease", Concept: "checkpoint", Points: 5, Rules: []string{"R6"},
+			Explanation: "A checkpoint records how many steps are done and renews the lease from now, so a long job keeps its lease while it makes progress; when it stops, the next delivery starts at the checkpoint.",
+		},
+		Check: both(checkCheckpoint),
+	},
+	{
+		Case: suites.Case{
+			Name: "failure_retries_after_exponential_backoff", Concept: "retry-backoff", Points: 6, Rules: []string{"R7"},
+			Explanation: "After the n-th delivery fails, the job is visible again exactly min(MaxBackoff, BaseBackoff*2^(n-1)) later, not before, with the failure's text kept; zero options mean 1 s and 5 min, and 40 failures in a row stay at the cap.",
+		},
+		Check: both(checkBackoff),
+	},
+	{
+		Case: suites.Case{
+			Name: "crashing_workers_still_dead_letter_the_job", Concept: "dead-letter", Points: 6, Rules: []string{"R8"},
+			Explanation: "A poison job crashes every worker that leases it, and a crashed worker reports nothing. Because the lease counts the delivery, the job is dead-lettered after MaxDeliveries (5 by default) deliveries anyway, keeping the last error anyone reported, and is never delivered again, even 30 days later.",
+		},
+		Check: both(checkDeliveryCount),
+	},
+	{
+		Case: suites.Case{
+			Name: "failing_the_last_delivery_dead_letters_with_a_reason", Concept: "dead-letter", Points: 5, Rules: []string{"R8", "R9"},
+			Explanation: "A failure of the last allowed delivery dead-letters the job at once (reason \"max deliveries\"), and a permanent failure on any delivery does too (reason \"permanent failure\"); both keep the failure's text, and neither job is delivered again.",
+		},
+		Check: both(checkDeadLetterOnFail),
+	},
+	{
+		Case: suites.Case{
+			Name: "options_are_checked_and_the_clock_is_injected", Concept: "backend-contract", Points: 3, Rules: []string{"R11"},
+			Explanation: "A negative option, or a visibility timeout over 12 h, is refused by the constructor; 12 h exactly is accepted; the backend reads no clock but Options.Now, and a nil Now is time.Now.",
+		},
+		Check: both(checkOptions),
+	},
+	{
+		Case: suites.Case{
+			Name: "concurrent_transitions_have_one_winner", Concept: "atomic-backend", Points: 7, Rules: []string{"R12"},
+			Explanation: "Two workers lease the only job at once; two clients submit the same job, or two jobs with room for one; a Complete races a Fail of the same lease. Exactly one of each pair wins, and the state is the winner's. On Redis the suite holds one process's every command in turn while the other runs, so a read and a write sent as two commands are caught.",
+		},
+		Check: both(checkConcurrent),
+	},
+	{
+		Case: suites.Case{
+			Name: "redis_state_outlives_the_process", Concept: "atomic-backend", Points: 5, Rules: []string{"R13"},
+			Explanation: "A worker process dies and another starts on the same server and namespace: it sees every job, its checkpoint and its token, and grants greater tokens; every key lives under the namespace, and another namespace sees none of it.",
+		},
+		Check: redisOnly(checkRedisDurable),
+	},
+	{
+		Case: suites.Case{
+			Name: "redis_errors_are_returned_and_change_nothing", Concept: "backend-contract", Points: 4, Rules: []string{"R14"},
+			Explanation: "When Redis fails any command of an operation, or the client is closed, the operation returns the error, never ErrNoJob, a success or another sentinel in its place, and the data in Redis is as it was.",
+		},
+		Check: redisOnly(checkRedisErrors),
+	},
+	{
+		Case: suites.Case{
+			Name: "cancelled_contexts_change_nothing", Concept: "backend-contract", Points: 4, Rules: []string{"R14", "R16"},
+			Explanation: "Every backend method with a cancelled context returns an error wrapping context.Canceled and changes nothing; an engine whose context is cancelled at any point of a job returns that error without reporting a failure, and the job's next delivery finishes it with one delivery per step.",
+		},
+		Check: both(checkCancelled),
+	},
+	{
+		Case: suites.Case{
+			Name: "the_engine_runs_each_step_once_in_order", Concept: "effectively-once", Points: 5, Rules: []string{"R15"},
+			Explanation: "Work leases a job and runs its steps in order under the job's account, one Send each, with a key of each step's own: two jobs with the same documents are two jobs, and each document is delivered once per job.",
+		},
+		Check: both(checkEngineRuns),
+	},
+	{
+		Case: suites.Case{
+			Name: "a_lost_reply_is_retried_with_the_same_key", Concept: "retry-backoff", Points: 6, Rules: []string{"R15", "R16"},
+			Explanation: "The provider commits a step and the reply is lost (the fourth outcome), or it is unavailable. The engine fails the job for a retry after the backoff, and the retry sends the same key, so the provider replays its answer and the customer gets one signing request.",
+		},
+		Check: both(checkLostReply),
+	},
+	{
+		Case: suites.Case{
+			Name: "a_crashed_worker_resumes_from_the_checkpoint", Concept: "checkpoint", Points: 5, Rules: []string{"R15"},
+			Explanation: "A worker crashes before or after a Send, a Checkpoint or the Complete. The next delivery starts at the checkpoint: a checkpointed step is not sent again, a step sent but not checkpointed is sent again with the same key, and every step is delivered once.",
+		},
+		Check: both(checkResume),
+	},
+	{
+		Case: suites.Case{
+			Name: "permanent_errors_and_lost_leases_stop_the_work", Concept: "effectively-once", Points: 4, Rules: []string{"R9", "R16"},
+			Explanation: "A step the provider refuses as invalid will never succeed: the job is dead-lettered at once, and no later step is sent. A worker that stalled past its lease and finds it lost at its checkpoint stops: it sends no further step and does not complete.",
+		},
+		Check: both(checkPermanentAndLost),
+	},
+	{
+		Case: suites.Case{
+			Name: "seeded_chaos_every_job_done_once_or_dead_lettered", Concept: "effectively-once", Points: 6, Rules: []string{"R17"},
+			Explanation: "Sixteen jobs, three workers that crash at random points and stall past their leases, a provider that fails and loses replies, all drawn from the case's seed. At the end every job is done with each step delivered exactly once, or dead-lettered with a reason; none is lost and no step is delivered twice. A failure prints the seed: labctl check 10 --seed N replays it.",
+		},
+		Check: both(checkChaos),
+	},
+}
