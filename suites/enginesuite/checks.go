@@ -319,6 +319,26 @@ func checkFencing(w *world) {
 	if in := b.mustInspect("job-1"); in.State != task.JobDone || in.LastError != "" {
 		w.Errorf("after the refused calls: %s, want still done, no last error", in)
 	}
+
+	w.h.Note("a lease ended by Fail: the job waits out its backoff with the same latest token")
+	b.mustSubmit(job("job-2", 2))
+	failed := b.mustLease()
+	if err := b.fail(failed, errors.New("flaky")); err != nil {
+		w.Fatalf("Fail = %v", err)
+	}
+	before := b.mustInspect("job-2")
+	if _, err := b.checkpoint(failed, 1); !errors.Is(err, task.ErrLeaseLost) {
+		w.Errorf("Checkpoint after the lease's own Fail = %v, want ErrLeaseLost: Fail ended the lease", err)
+	}
+	if err := b.complete(failed); !errors.Is(err, task.ErrLeaseLost) {
+		w.Errorf("Complete after the lease's own Fail = %v, want ErrLeaseLost: Fail ended the lease", err)
+	}
+	if err := b.fail(failed, errors.New("again")); !errors.Is(err, task.ErrLeaseLost) {
+		w.Errorf("a second Fail of the same lease = %v, want ErrLeaseLost", err)
+	}
+	if after := b.mustInspect("job-2"); !cmp.Equal(before, after) {
+		w.Errorf("calls with a lease ended by Fail changed the job:\n%s", cmp.Diff(before, after))
+	}
 }
 
 // checkCheckpoint: a checkpoint records the step and renews the lease from

@@ -99,14 +99,14 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "submission_is_bounded_by_capacity", Concept: "bounded-admission", Points: 5, Rules: []string{"R2"},
-			Explanation: "A backend with room for Capacity unfinished jobs rejects the next one with ErrFull and stores nothing of it, answers a duplicate even when full, and takes new jobs again as soon as one is done or dead; Capacity 0 means 100.",
+			Explanation: "A backend with room for Capacity unfinished jobs rejects the next one with ErrFull and stores nothing of it, answers a duplicate even when full and lets no duplicate take room, and takes new jobs again as soon as one is done or dead; Capacity 0 means 100.",
 		},
 		Check: both(checkBounded),
 	},
 	{
 		Case: suites.Case{
 			Name: "a_lease_hides_the_job_until_it_expires", Concept: "leased-checkout", Points: 6, Rules: []string{"R3", "R10"},
-			Explanation: "A leased job is invisible to every other worker while the clock is before Expires, which is the lease's instant plus the visibility timeout (30 s by default), and visible again at Expires exactly; the job visible first is leased first.",
+			Explanation: "A leased job is invisible to every other worker while the clock is before Expires, which is the lease's instant plus the visibility timeout (30 s by default), and visible again at Expires exactly; the job visible first is leased first, exactly as submitted, and what Lease and Inspect return is the caller's copy.",
 		},
 		Check: both(checkLeaseVisibility),
 	},
@@ -120,7 +120,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "a_zombie_cannot_checkpoint_complete_or_fail", Concept: "fencing", Points: 7, Rules: []string{"R5"},
-			Explanation: "A worker that stalled past its lease wakes up and reports. Its Checkpoint, Complete and Fail must be refused with ErrLeaseLost and change nothing: at the lease's Expires already, after another worker leased the job, with a token that is not the current one, and after the lease was ended by Complete.",
+			Explanation: "A worker that stalled past its lease wakes up and reports. Its Checkpoint, Complete and Fail must be refused with ErrLeaseLost and change nothing: at the lease's Expires already, after another worker leased the job, with a token that is not the current one, and after the lease was ended by Complete or by Fail.",
 		},
 		Check: both(checkFencing),
 	},
@@ -141,21 +141,21 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "crashing_workers_still_dead_letter_the_job", Concept: "dead-letter", Points: 6, Rules: []string{"R8"},
-			Explanation: "A poison job crashes every worker that leases it, and a crashed worker reports nothing. Because the lease counts the delivery, the job is dead-lettered after MaxDeliveries (5 by default) deliveries anyway, keeping the last error anyone reported, and is never delivered again, even 30 days later.",
+			Explanation: "A poison job crashes every worker that leases it, and a crashed worker reports nothing. Because the lease counts the delivery, the job is dead-lettered after MaxDeliveries (5 by default) deliveries anyway, keeping the last error anyone reported, and is never delivered again, even 30 days later; the Lease that dead-letters it goes on to the next visible job.",
 		},
 		Check: both(checkDeliveryCount),
 	},
 	{
 		Case: suites.Case{
 			Name: "failing_the_last_delivery_dead_letters_with_a_reason", Concept: "dead-letter", Points: 5, Rules: []string{"R8", "R9"},
-			Explanation: "A failure of the last allowed delivery dead-letters the job at once (reason \"max deliveries\"), and a permanent failure on any delivery does too (reason \"permanent failure\"); both keep the failure's text, and neither job is delivered again.",
+			Explanation: "A failure of the last allowed delivery dead-letters the job at once (reason \"max deliveries\"), and a permanent failure on any delivery, the last one included, does too (reason \"permanent failure\"); both keep the failure's text, and neither job is delivered again.",
 		},
 		Check: both(checkDeadLetterOnFail),
 	},
 	{
 		Case: suites.Case{
 			Name: "options_are_checked_and_the_clock_is_injected", Concept: "backend-contract", Points: 3, Rules: []string{"R11"},
-			Explanation: "A negative option, or a visibility timeout over 12 h, is refused by the constructor; 12 h exactly is accepted; the backend reads no clock but Options.Now, and a nil Now is time.Now.",
+			Explanation: "A negative option, or a visibility timeout over 12 h, is refused by the constructor; 12 h exactly is accepted; the backend reads no clock but Options.Now and keeps its times truncated to the millisecond, and a nil Now is time.Now.",
 		},
 		Check: both(checkOptions),
 	},
