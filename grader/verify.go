@@ -115,7 +115,10 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 		for _, kind := range []string{"wrong", "correct"} {
 			dirs, _ := filepath.Glob(filepath.Join(o.Root, filepath.FromSlash(lab.Fixtures), kind, "*"))
 			for _, dir := range dirs {
+				// A program holds only the files it changes; the rest
+				// are the solution's, as for a catalogued mistake.
 				fo := base
+				fo.Base = sol.Impl
 				fo.Impl = dir
 				fo.Target = kind + " program " + filepath.Base(dir)
 				jobs = append(jobs, job{check: Check{Lab: lab, Kind: kind, Name: filepath.Base(dir)}, opts: fo})
