@@ -1,83 +1,66 @@
-// Package attest lets a suite prove its results to the grader. Student code
-// runs in the same process as the suite and can print lines that look like
-// test results; what it cannot do is sign them. The grader writes a fresh
-// random key to a file and names it in LABKIT_ATTEST_FILE; this package's
-// init, which runs before any code of the package under test, reads the key,
-// deletes the file and clears the variable. After each case the suite
-// prints Line for it, an HMAC of the case's name and verdict under the key,
-// and the grader counts a case as passed only with a valid line.
+// Package attest is the grader's half of the suites' signed verdicts: the
+// format of an attestation line and its verification. It signs nothing and
+// holds no key; the signer lives in suites/internal/sign, which only the
+// suites can import.
 //
-// Without the variable (labctl check, go test in an editor) nothing is
-// printed.
+// Student code runs in the same process as the suite and can print lines
+// that look like test results, or like attestations. What it cannot do is
+// produce a valid one: the key is fresh for every run of the test binary,
+// read and deleted before the student's code starts, and kept where no
+// import a lab may use can reach it (docs/instructors.md, "What a
+// signature proves"). A line that carries the prefix and a wrong signature
+// is evidence of tampering, not noise: the grader voids the run.
 package attest
 
 import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 	"strings"
-	"testing"
 )
 
-// EnvFile names the file holding the key.
+// EnvFile names the environment variable that holds the key file's path.
 const EnvFile = "LABKIT_ATTEST_FILE"
 
 // Prefix starts every attestation line.
 const Prefix = "labkit-attest "
 
-var key []byte
+// Kind says what Verify found in a line.
+type Kind int
 
-func init() {
-	path := os.Getenv(EnvFile)
-	if path == "" {
-		return
-	}
-	key, _ = os.ReadFile(path)
-	os.Remove(path)
-	os.Unsetenv(EnvFile)
+// The kinds of line.
+const (
+	// None: the line carries no attestation.
+	None Kind = iota
+	// Valid: an attestation signed under the key.
+	Valid
+	// Invalid: the line carries the attestation prefix, but it is
+	// malformed or its signature is wrong.
+	Invalid
+)
+
+// Result is what Verify found in one line of output.
+type Result struct {
+	Kind   Kind
+	Test   string // the test the attestation names (Valid only)
+	Passed bool   // its verdict (Valid only)
 }
 
-// Case logs on t the attestation of the subtest name of t: whether it
-// passed. It does nothing without a key.
-func Case(t testing.TB, name string, passed bool) {
-	t.Helper()
-	if len(key) == 0 {
-		return
-	}
-	t.Log(Line(key, t.Name()+"/"+name, passed))
-}
-
-// Line is the attestation of one test's verdict under key.
-func Line(key []byte, test string, passed bool) string {
-	verdict := "fail"
-	if passed {
-		verdict = "pass"
-	}
-	return Prefix + test + " " + verdict + " " + sign(key, test, verdict)
-}
-
-func sign(key []byte, test, verdict string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(test + "\x00" + verdict))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// Parse finds an attestation in a line of output and checks it under key:
-// the test it names and whether it passed. ok is false for a line that is
-// no attestation or whose signature is wrong.
-func Parse(key []byte, line string) (test string, passed, ok bool) {
+// Verify checks the attestation in a line of output under key.
+func Verify(key []byte, line string) Result {
 	i := strings.Index(line, Prefix)
 	if i < 0 {
-		return "", false, false
+		return Result{}
 	}
 	f := strings.Fields(line[i+len(Prefix):])
 	if len(f) != 3 || (f[1] != "pass" && f[1] != "fail") {
-		return "", false, false
+		return Result{Kind: Invalid}
 	}
-	want := sign(key, f[0], f[1])
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(f[0] + "\x00" + f[1]))
+	want := hex.EncodeToString(m.Sum(nil))
 	if !hmac.Equal([]byte(want), []byte(f[2])) {
-		return "", false, false
+		return Result{Kind: Invalid}
 	}
-	return f[0], f[1] == "pass", true
+	return Result{Kind: Valid, Test: f[0], Passed: f[1] == "pass"}
 }

@@ -14,6 +14,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,24 +70,51 @@ const (
 	schedulesSync
 )
 
-// labs is the registry: one line per lab, in course order.
+// The packages outside the standard library that a lab may import.
+const (
+	task     = "github.com/fourth-outcome/labkit/task"
+	provider = "github.com/fourth-outcome/labkit/provider"
+	goRedis  = "github.com/redis/go-redis/v9"
+	netHTTP  = "net/http" // lab 04: HTTP status codes and Retry-After
+)
+
+// stdImports are the standard packages every lab may import: what a lab's
+// own job needs (time, contexts, errors, locks, collections, formatting,
+// hashing, encoding, randomness, os for printing and process identity) and
+// nothing that reads or writes memory outside Go's rules (unsafe, syscall,
+// reflect, runtime/debug), starts programs (os/exec), loads code (plugin),
+// reads the test machinery (testing) or parses binaries (debug/...). A lab
+// whose "sync" is instrumented (schedulesSync) gets the suite's scheduled
+// mutexes under that name; the import stays "sync".
+var stdImports = []string{
+	"bufio", "bytes", "cmp", "container/heap", "container/list", "container/ring", "context",
+	"crypto/hmac", "crypto/md5", "crypto/rand", "crypto/sha1", "crypto/sha256", "crypto/sha512", "crypto/subtle",
+	"encoding/base32", "encoding/base64", "encoding/binary", "encoding/hex", "encoding/json",
+	"errors", "fmt", "hash", "hash/crc32", "hash/crc64", "hash/fnv", "hash/maphash",
+	"io", "iter", "log", "log/slog", "maps", "math", "math/big", "math/bits", "math/rand", "math/rand/v2",
+	"os", "path", "regexp", "runtime", "slices", "sort", "strconv", "strings", "sync", "sync/atomic",
+	"time", "unicode", "unicode/utf16", "unicode/utf8", "unique", "weak",
+}
+
+// labs is the registry: one line per lab, in course order, with the
+// packages beyond stdImports that the lab's code may import.
 var labs = []Lab{
 	built(claimsuite.Lab, needsRace|schedulesSync),
-	built(redissuite.Lab, usesRedis|needsRace),
-	built(ambiguoussuite.Lab, 0),
-	built(retrysuite.Lab, needsRace),
-	built(leasesuite.Lab, needsRace|schedulesSync),
-	built(fencingsuite.Lab, needsRace|schedulesSync),
-	built(deadlettersuite.Lab, needsRace),
-	built(checkpointsuite.Lab, needsRace),
-	built(backpressuresuite.Lab, needsRace),
-	built(enginesuite.Lab, usesRedis|needsRace),
+	built(redissuite.Lab, usesRedis|needsRace, goRedis),
+	built(ambiguoussuite.Lab, 0, task, provider),
+	built(retrysuite.Lab, needsRace, netHTTP),
+	built(leasesuite.Lab, needsRace|schedulesSync, task),
+	built(fencingsuite.Lab, needsRace|schedulesSync, task),
+	built(deadlettersuite.Lab, needsRace, task),
+	built(checkpointsuite.Lab, needsRace, task),
+	built(backpressuresuite.Lab, needsRace, task),
+	built(enginesuite.Lab, usesRedis|needsRace, task, provider, goRedis),
 }
 
 //go:embed shims/*.go.txt
 var shims embed.FS
 
-func built(r rubric.Lab, f flags) Lab {
+func built(r rubric.Lab, f flags, imports ...string) Lab {
 	dir := fmt.Sprintf("%02d-%s", r.Number, r.Slug)
 	shim, err := shims.ReadFile("shims/" + dir + ".go.txt")
 	if err != nil {
@@ -100,6 +128,7 @@ func built(r rubric.Lab, f flags) Lab {
 			Shim:           string(shim),
 			Fixtures:       "suites/" + r.Slug + "suite/testdata",
 			InstrumentSync: f&schedulesSync != 0,
+			Imports:        slices.Sorted(slices.Values(append(slices.Clone(stdImports), imports...))),
 		},
 		Redis: f&usesRedis != 0,
 		Race:  f&needsRace != 0,

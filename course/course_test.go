@@ -2,8 +2,12 @@ package course
 
 import (
 	"errors"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,6 +125,80 @@ func TestMistakesAreCataloguedWithKnownConcepts(t *testing.T) {
 			if m.Summary == "" {
 				t.Errorf("mistake %s/%s has no summary line", lab.Dir, m.Name)
 			}
+		}
+	}
+}
+
+// TestEveryLabProgramUsesOnlyAllowedImports: the starters, the reference
+// solutions, the lines the catalogued mistakes add and the fixtures'
+// programs import only what their lab's registry entry allows, so the
+// grader's import screen refuses none of them.
+func TestEveryLabProgramUsesOnlyAllowedImports(t *testing.T) {
+	root := kitRoot(t)
+	fset := token.NewFileSet()
+	for _, lab := range Built() {
+		dirs := []string{filepath.Join(root, "labs", lab.Dir), filepath.Join(root, "solutions", lab.Dir)}
+		for _, kind := range []string{"wrong", "correct"} {
+			progs, _ := filepath.Glob(filepath.Join(root, lab.Fixtures, kind, "*"))
+			dirs = append(dirs, progs...)
+		}
+		for _, dir := range dirs {
+			files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+			for _, f := range files {
+				if strings.HasSuffix(f, "_test.go") {
+					continue
+				}
+				parsed, err := parser.ParseFile(fset, f, nil, parser.ImportsOnly)
+				if err != nil {
+					t.Errorf("%s: %v", f, err)
+					continue
+				}
+				for _, imp := range parsed.Imports {
+					path, _ := strconv.Unquote(imp.Path.Value)
+					if err := lab.AllowImport(path); err != nil {
+						t.Errorf("%s: %v", f, err)
+					}
+				}
+			}
+		}
+		patches, _ := filepath.Glob(filepath.Join(root, "solutions", lab.Dir, "mistakes", "*.patch"))
+		for _, p := range patches {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range addedImport.FindAllStringSubmatch(string(data), -1) {
+				if err := lab.AllowImport(m[1]); err != nil {
+					t.Errorf("%s adds an import: %v", p, err)
+				}
+			}
+		}
+	}
+}
+
+// addedImport matches an import line a patch adds: +<tab>"path" or
+// +<tab>name "path".
+var addedImport = regexp.MustCompile(`(?m)^\+\s+(?:[A-Za-z_][A-Za-z0-9_]*\s+)?"([^"]+)"\s*$`)
+
+// TestImportsRefused: what would let a submission reach the signer or
+// read the process's memory is refused in every lab, with a plain reason.
+func TestImportsRefused(t *testing.T) {
+	for _, lab := range Built() {
+		for _, path := range []string{"unsafe", "C", "syscall", "reflect", "runtime/debug", "os/exec", "plugin", "testing", "debug/elf",
+			"golang.org/x/sys/unix", "github.com/fourth-outcome/labkit/attest", "github.com/fourth-outcome/labkit/suites/internal/sign",
+			"github.com/fourth-outcome/labkit/" + lab.Suite(), "github.com/fourth-outcome/labkit/suites/syncpoint",
+			"github.com/fourth-outcome/labkit/solutions/" + lab.Dir} {
+			err := lab.AllowImport(path)
+			if err == nil {
+				t.Errorf("lab %s: AllowImport(%q) = nil, want it refused", lab.Dir, path)
+				continue
+			}
+			if !strings.Contains(err.Error(), strconv.Quote(path)) {
+				t.Errorf("lab %s: AllowImport(%q) = %q, want the reason to name the import", lab.Dir, path, err)
+			}
+		}
+		if !slices.IsSorted(lab.Imports) {
+			t.Errorf("lab %s: Imports not sorted: %v", lab.Dir, lab.Imports)
 		}
 	}
 }

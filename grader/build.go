@@ -48,9 +48,14 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 			rep.Sandbox = string(SandboxOff)
 		}
 		rep.Duration = time.Since(start)
+		rep.Finalize(opts.Lab)
 		return rep
 	}
-	if err := screenSource(kit.Module, files); err != nil {
+	others, err := otherSources(opts.Impl)
+	if err != nil {
+		return nil, err
+	}
+	if err := screenSource(opts.Lab, files, others); err != nil {
 		p.buildFailed = true
 		p.buildOutput = []string{err.Error()}
 		return finish(p.report("")), nil
@@ -123,16 +128,12 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	runTime := time.Since(runStart)
-	rep := finish(p.report(""))
-	rep.BuildTime, rep.RunTime = buildTime, runTime
+	rep := p.report("")
 	if kit.Attests {
 		confirmAttested(p, rep)
 	}
-	if p.limit != "" {
-		rep.Limit = p.limit
-		rep.Problems = append([]string{"the run hit its " + p.limit + " limit and was stopped"}, rep.Problems...)
-		rep.Passed = false
-	}
+	rep = finish(rep)
+	rep.BuildTime, rep.RunTime = buildTime, runTime
 	return rep, nil
 }
 
@@ -256,21 +257,18 @@ var scratchPathRE = regexp.MustCompile(`(?:[^\s:]*/)?run-[0-9]+/(?:src|shim)/`)
 // confirmAttested keeps a case's pass only when the suite signed it in the
 // run of the test binary the case ran in: a pass without a valid
 // attestation came from output that imitates test results, and counts as a
-// failure.
+// failure. Scores are Finalize's.
 func confirmAttested(p *parser, rep *Report) {
 	forged := 0
-	rep.Score = 0
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
 		if cs := p.cases[c.Name]; c.Status == StatusPass && (cs == nil || !cs.signed) {
-			c.Status, c.Earned = StatusFail, 0
+			c.Status = StatusFail
 			c.Output = []string{"the suite did not confirm this pass: output imitating a test result does not count"}
 			forged++
 		}
-		rep.Score += c.Earned
 	}
 	if forged > 0 {
-		rep.Passed = false
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%d case(s) were reported passed by output the suite did not sign (printed test results are ignored)", forged))
 	}
 }

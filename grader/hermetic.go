@@ -6,14 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	goparser "go/parser"
-	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -182,48 +179,6 @@ func copyRegular(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, data, 0o644)
-}
-
-// ErrForbiddenCode is wrapped by the reasons a submission's source is
-// refused before it is built.
-var ErrForbiddenCode = errors.New("the submission uses code it may not use")
-
-// screenSource checks a submission's files before they are built: no cgo
-// (a C compiler would run the student's code outside the sandbox), no
-// //go:linkname (which reaches the suite's unexported state), and no
-// import of kit packages a submission may not use (the reference solutions,
-// the grader, another lab's starter). The files are name -> contents.
-func screenSource(module string, files map[string][]byte) error {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	fset := token.NewFileSet()
-	for _, name := range names {
-		src := files[name]
-		f, err := goparser.ParseFile(fset, name, src, goparser.ImportsOnly|goparser.ParseComments)
-		if err != nil {
-			continue // the compiler reports syntax errors better
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			switch {
-			case path == "C":
-				return fmt.Errorf("%w: %s imports \"C\": cgo is not allowed in a submission", ErrForbiddenCode, name)
-			case strings.HasPrefix(path, module+"/"):
-				rest := strings.TrimPrefix(path, module+"/")
-				first, _, _ := strings.Cut(rest, "/")
-				if first == "solutions" || first == "labs" || forbiddenDir(first) {
-					return fmt.Errorf("%w: %s imports %s, kit code a submission may not use (the reference solution, another lab or the grader)", ErrForbiddenCode, name, path)
-				}
-			}
-		}
-		if bytes.Contains(src, []byte("//go:linkname")) {
-			return fmt.Errorf("%w: %s uses //go:linkname, which is not allowed in a submission", ErrForbiddenCode, name)
-		}
-	}
-	return nil
 }
 
 // readSources reads the non-test .go files of base then impl (impl's

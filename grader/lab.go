@@ -18,4 +18,9 @@ type Lab struct {
 	// InstrumentSync grades the implementation with its "sync" import
 	// pointed at SyncPointPackage, whose mutexes the suite can schedule.
 	InstrumentSync bool
+	// Imports is every package the lab's code may import, sorted: the
+	// standard packages the course allows every lab and the kit or
+	// third-party packages this lab needs. The grader refuses any other
+	// import before it builds a submission ("unsafe" included).
+	Imports []string
 }

@@ -73,6 +73,7 @@ type attemptState struct {
 	ended       int    // cases that ended in this run
 	closed      bool   // endAttempt has seen this run
 	scan        *stackScan
+	signed      map[string]bool // the tests the suite attested in this run
 }
 
 type parser struct {
@@ -93,6 +94,7 @@ type parser struct {
 	problems []string
 	notRun   string
 	limit    string // the first resource limit a run hit
+	tampered string // why the output is not the suite's own, "" when it is
 	attempts int    // runs of the test binary
 
 	// clock says which case is running and since when, for the per-case
@@ -215,21 +217,53 @@ func (p *parser) caseOutput(cs *caseState, l string) {
 }
 
 // checkAttestation records a valid attestation of a case's pass in this
-// run. A pass counts only when it was signed in the run the case ran in.
+// run. A pass counts only when it was signed in the run the case ran in. A
+// line that carries the attestation prefix with a signature that is not the
+// suite's, or a valid attestation seen a second time in one run, is
+// tampering: the suite signs each case once per run, and only code under
+// test could print anything else.
 func (p *parser) checkAttestation(l string) {
 	if p.key == nil || !strings.Contains(l, attest.Prefix) {
 		return
 	}
-	test, passed, ok := attest.Parse(p.key, l)
-	if !ok || !passed {
+	r := attest.Verify(p.key, l)
+	switch r.Kind {
+	case attest.Invalid:
+		p.tamper("a line carries an attestation the suite did not sign")
+		return
+	case attest.None:
 		return
 	}
-	name, isCase := p.caseName(test)
-	if !isCase || test != p.lab.TestName+"/"+name {
+	if p.at.signed == nil {
+		p.at.signed = map[string]bool{}
+	}
+	if p.at.signed[r.Test] {
+		p.tamper("the suite's attestation of " + r.Test + " appears twice in one run")
 		return
 	}
-	if cs := p.cases[name]; cs != nil && cs.ended && cs.attempt == p.at.n && cs.verdict == "" {
+	p.at.signed[r.Test] = true
+	name, isCase := p.caseName(r.Test)
+	if !isCase || r.Test != p.lab.TestName+"/"+name {
+		return
+	}
+	cs := p.cases[name]
+	if cs == nil || !cs.ended || cs.attempt != p.at.n || cs.verdict != "" {
+		return
+	}
+	switch {
+	case r.Passed:
 		cs.signed = true
+	case cs.action == "pass":
+		// The suite signed a failure that the stream reports passed: the
+		// framing was rewritten.
+		p.tamper("case " + name + " is reported passed but the suite signed it failed")
+	}
+}
+
+// tamper records the first sign of tampering with the run's output.
+func (p *parser) tamper(why string) {
+	if p.tampered == "" {
+		p.tampered = why
 	}
 }
 
@@ -567,7 +601,6 @@ func (p *parser) report(stderr string) *Report {
 			cr.Status = StatusNoFinish
 		case cs.action == "pass":
 			cr.Status = StatusPass
-			cr.Earned = c.Points
 		case cs.action == "skip":
 			cr.Status = StatusSkip
 		default:
@@ -590,10 +623,8 @@ func (p *parser) report(stderr string) *Report {
 				cr.Where = cs.where
 			}
 		}
-		rep.Score += cr.Earned
 		rep.Cases = append(rep.Cases, cr)
 	}
-	rep.Passed = rep.Build == nil && rep.Score == rep.Total && len(rep.Failed()) == 0
 
 	switch {
 	case rep.Build != nil:
@@ -613,8 +644,10 @@ func (p *parser) report(stderr string) *Report {
 		if tail := lastLines(beforeDump(p.at.pkgOutput), 30); len(tail) > 0 {
 			rep.Problems = append(rep.Problems, "last output:\n"+strings.Join(tail, "\n"))
 		}
-		rep.Passed = false
+		rep.unclean = true
 	}
+	rep.Limit = p.limit
+	rep.Tampered = p.tampered
 	return rep
 }
 

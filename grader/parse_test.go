@@ -41,7 +41,10 @@ func parseStream(t *testing.T, lab Lab, s string) *Report {
 	t.Helper()
 	p := newParser(lab, "/kit/labs/01-claim", nil)
 	p.consume(strings.NewReader(s))
-	return p.report("")
+	rep := p.report("")
+	rep.Race = true
+	rep.Finalize(lab)
+	return rep
 }
 
 func TestParseFailingCaseKeepsMessagesAndTimeline(t *testing.T) {

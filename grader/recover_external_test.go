@@ -43,6 +43,7 @@ var toyLab = Lab{
 		{Name: "third", Concept: "c", Points: 30},
 	}},
 	Dir: "00-toy", TestFile: "toy_test.go", Shim: toyShim,
+	Imports: []string{"os", "sync"},
 }
 
 // toyKit writes the toy kit and an implementation whose Answer is body (a

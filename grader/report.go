@@ -39,6 +39,10 @@ type Report struct {
 	Kit     string `json:"kit,omitempty"`     // the kit commit graded against, for reproducing the grade
 	Sandbox string `json:"sandbox,omitempty"` // where the test binary ran: "bwrap" or "off" (class grading only)
 	Limit   string `json:"limit,omitempty"`   // the resource limit that stopped the run, if one did
+	// Tampered, when set, says why the run's output is not the suite's
+	// own (an attestation the suite did not sign, one seen twice, a
+	// signed failure reported passed): the run is void and scores 0.
+	Tampered string `json:"tampered,omitempty"`
 	// BuildTime and RunTime split Duration for hermetic runs: building
 	// the test binary (compile and link) and running it.
 	BuildTime time.Duration `json:"build_ns,omitempty"`
@@ -47,6 +51,14 @@ type Report struct {
 	Build     *BuildFailure `json:"build,omitempty"`
 	Problems  []string      `json:"problems,omitempty"` // run-wide: timeouts, a binary that exited early, races outside a case
 	Cases     []CaseResult  `json:"cases"`
+
+	// unclean is set when the run itself went wrong beyond its cases (the
+	// package failed with every case passing, a problem outside any
+	// case): such a run does not count as passed.
+	unclean bool
+	// finalized is set by Finalize, so that a second call does not
+	// repeat its problems.
+	finalized bool
 }
 
 // BuildFailure describes a submission that did not compile.
@@ -105,30 +117,61 @@ func (r *Report) FailedConcepts() []string {
 	return out
 }
 
-// RaceOff is the output of a case marked by MarkRaceNotExercised.
+// RaceOff is the output of a passing case that needed the race detector in
+// a run without it (see Finalize).
 const RaceOff = "the race detector was off, so this case could not see a data race; it needs cgo and a C compiler (apt-get install gcc), then check again"
 
-// MarkRaceNotExercised is for a run without the race detector: each
-// passing case that needs it (rubric.Case.Race) becomes StatusInconclusive
-// and earns nothing, because its pass proves nothing without the detector.
-// Score and Passed follow. It returns how many cases it marked.
-func (r *Report) MarkRaceNotExercised(lab Lab) int {
-	if r.Race {
-		return 0
-	}
+// TamperedProblem starts the problem line of a void run.
+const TamperedProblem = "output tampered with"
+
+// Finalize computes the report's score and verdict from its cases' statuses
+// and the run's facts, and is the only place a score is computed: check,
+// watch, grade, verify and the class outputs all read what it sets. In
+// order, it applies these rules:
+//
+//   - a run whose output was tampered with (Tampered) is void: no case
+//     earns anything, and its passes are failures;
+//   - without the race detector (Race false), a passing case that needs it
+//     (rubric.Case.Race) is StatusInconclusive ("not exercised") and earns
+//     nothing, because its pass proves nothing without the detector;
+//   - a case earns its points exactly when its status is StatusPass;
+//   - the run passed when it built, every case passed, no limit stopped
+//     it, nothing was tampered with and nothing went wrong outside the
+//     cases.
+//
+// Finalize may be called again; it gives the same result.
+func (r *Report) Finalize(lab Lab) {
 	needs := map[string]bool{}
 	for _, c := range lab.Cases {
 		needs[c.Name] = c.Race
 	}
-	n := 0
+	r.Score = 0
 	for i := range r.Cases {
 		c := &r.Cases[i]
-		if c.Status == StatusPass && needs[c.Name] {
-			r.Score -= c.Earned
-			c.Status, c.Earned, c.Output = StatusInconclusive, 0, []string{RaceOff}
-			r.Passed = false
-			n++
+		switch {
+		case c.Status != StatusPass:
+		case r.Tampered != "":
+			c.Status, c.Output = StatusFail, []string{TamperedProblem + ": the run is void"}
+		case !r.Race && needs[c.Name]:
+			c.Status, c.Output = StatusInconclusive, []string{RaceOff}
 		}
+		c.Earned = 0
+		if c.Status == StatusPass {
+			c.Earned = c.Points
+		}
+		r.Score += c.Earned
 	}
-	return n
+	if !r.finalized {
+		var first []string
+		if r.Tampered != "" {
+			first = append(first, TamperedProblem+": "+r.Tampered+"; the run is void and scores 0")
+		}
+		if r.Limit != "" {
+			first = append(first, "the run hit its "+r.Limit+" limit and was stopped")
+		}
+		r.Problems = append(first, r.Problems...)
+	}
+	r.finalized = true
+	r.Passed = r.Build == nil && r.Tampered == "" && r.Limit == "" && !r.unclean &&
+		r.Score == r.Total && len(r.Failed()) == 0
 }

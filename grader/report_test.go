@@ -9,41 +9,91 @@ import (
 	"github.com/fourth-outcome/labkit/rubric"
 )
 
-func TestMarkRaceNotExercised(t *testing.T) {
-	lab := Lab{Lab: rubric.Lab{Cases: []rubric.Case{
-		{Name: "plain", Points: 40},
-		{Name: "racy", Points: 60, Race: true},
-	}}}
-	report := func(race bool) *Report {
-		return &Report{Race: race, Score: 100, Total: 100, Passed: true, Cases: []CaseResult{
-			{Name: "plain", Points: 40, Earned: 40, Status: StatusPass},
-			{Name: "racy", Points: 60, Earned: 60, Status: StatusPass},
-		}}
-	}
-	off := report(false)
-	if n := off.MarkRaceNotExercised(lab); n != 1 {
-		t.Errorf("MarkRaceNotExercised without the detector = %d, want 1", n)
-	}
+var finalizeLab = Lab{Lab: rubric.Lab{Cases: []rubric.Case{
+	{Name: "plain", Points: 40},
+	{Name: "racy", Points: 60, Race: true},
+}}}
+
+// allPassed is a report of finalizeLab whose cases both passed, before
+// Finalize: no points yet.
+func allPassed(race bool) *Report {
+	return &Report{Race: race, Total: 100, Cases: []CaseResult{
+		{Name: "plain", Points: 40, Status: StatusPass},
+		{Name: "racy", Points: 60, Status: StatusPass},
+	}}
+}
+
+func TestFinalizeWithoutTheRaceDetector(t *testing.T) {
+	off := allPassed(false)
+	off.Finalize(finalizeLab)
 	want := []CaseResult{
 		{Name: "plain", Points: 40, Earned: 40, Status: StatusPass},
 		{Name: "racy", Points: 60, Earned: 0, Status: StatusInconclusive, Output: []string{RaceOff}},
 	}
 	if diff := cmp.Diff(want, off.Cases); diff != "" {
-		t.Errorf("cases after MarkRaceNotExercised (-want +got):\n%s", diff)
+		t.Errorf("cases after Finalize without the detector (-want +got):\n%s", diff)
 	}
 	if off.Score != 40 || off.Passed {
-		t.Errorf("after MarkRaceNotExercised: score %d, passed %v; want 40, false", off.Score, off.Passed)
+		t.Errorf("Finalize without the detector: score %d, passed %v; want 40, false", off.Score, off.Passed)
 	}
-	on := report(true)
-	if n := on.MarkRaceNotExercised(lab); n != 0 || on.Score != 100 || !on.Passed {
-		t.Errorf("MarkRaceNotExercised with the detector on changed the report: %d marked, score %d", n, on.Score)
+	on := allPassed(true)
+	on.Finalize(finalizeLab)
+	if on.Score != 100 || !on.Passed {
+		t.Errorf("Finalize with the detector: score %d, passed %v; want 100, true", on.Score, on.Passed)
+	}
+}
+
+// TestFinalizeVoidsATamperedRun: any tampering scores the run 0, whatever
+// its cases say, with the reason first among its problems.
+func TestFinalizeVoidsATamperedRun(t *testing.T) {
+	rep := allPassed(true)
+	rep.Tampered = "a line carries an attestation the suite did not sign"
+	rep.Finalize(finalizeLab)
+	rep.Finalize(finalizeLab) // a second call changes nothing
+	if rep.Score != 0 || rep.Passed {
+		t.Errorf("tampered run: score %d, passed %v; want 0, false", rep.Score, rep.Passed)
+	}
+	for _, c := range rep.Cases {
+		if c.Status != StatusFail || c.Earned != 0 {
+			t.Errorf("tampered run: case %s = %s (%d points), want fail with 0", c.Name, c.Status, c.Earned)
+		}
+	}
+	if len(rep.Problems) != 1 || !strings.HasPrefix(rep.Problems[0], TamperedProblem+": ") {
+		t.Errorf("tampered run: problems %q, want one starting %q", rep.Problems, TamperedProblem)
+	}
+}
+
+// TestFinalizeLimitFailsTheRun: a run a limit stopped has not passed, even
+// when every case it reached did.
+func TestFinalizeLimitFailsTheRun(t *testing.T) {
+	rep := allPassed(true)
+	rep.Limit = "memory (2048 MiB)"
+	rep.Finalize(finalizeLab)
+	if rep.Score != 100 || rep.Passed {
+		t.Errorf("limit hit: score %d, passed %v; want 100, false", rep.Score, rep.Passed)
+	}
+	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "memory (2048 MiB) limit") {
+		t.Errorf("limit hit: problems %q, want the limit named", rep.Problems)
+	}
+}
+
+// TestFinalizeEarnsOnlyPasses: points come from statuses alone, whatever
+// Earned said before.
+func TestFinalizeEarnsOnlyPasses(t *testing.T) {
+	rep := &Report{Race: true, Total: 100, Score: 100, Cases: []CaseResult{
+		{Name: "plain", Points: 40, Earned: 40, Status: StatusInconclusive},
+		{Name: "racy", Points: 60, Earned: 60, Status: StatusRace},
+	}}
+	rep.Finalize(finalizeLab)
+	if rep.Score != 0 || rep.Passed || rep.Cases[0].Earned != 0 || rep.Cases[1].Earned != 0 {
+		t.Errorf("no passes: score %d, passed %v, earned %d and %d; want all 0", rep.Score, rep.Passed, rep.Cases[0].Earned, rep.Cases[1].Earned)
 	}
 }
 
 func TestNextStepWhenOnlyRaceCasesWereNotExercised(t *testing.T) {
 	lab := Lab{Lab: rubric.Lab{Number: 1, Cases: []rubric.Case{{Name: "racy", Points: 60, Race: true}}}}
-	rep := &Report{Total: 60, Cases: []CaseResult{{Name: "racy", Points: 60, Earned: 60, Status: StatusPass}}}
-	rep.MarkRaceNotExercised(lab)
+	rep := &Report{Total: 60, Cases: []CaseResult{{Name: "racy", Points: 60, Status: StatusPass}}}
+	rep.Finalize(lab)
 	got := NextStep(rep, lab, "labctl", MarkdownOptions{})
 	if want := "install a C compiler"; !strings.Contains(got, want) || strings.Contains(got, "Fix") {
 		t.Errorf("NextStep = %q, want it to ask for %q and not for a fix", got, want)

@@ -92,6 +92,10 @@ func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 	}
 	start := time.Now()
 	labDir := filepath.Join(opts.Root, "labs", opts.Lab.Dir)
+	screened, err := screenDir(labDir, opts)
+	if err != nil {
+		return nil, err
+	}
 	overlay, err := buildOverlay(labDir, opts)
 	if err != nil {
 		return nil, err
@@ -105,6 +109,7 @@ func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 		rep.Race = opts.Race
 		rep.Seed = opts.Seed
 		rep.Duration = time.Since(start)
+		rep.Finalize(opts.Lab)
 		return rep
 	}
 	binary, release, err := testBinaryPath(opts)
@@ -115,6 +120,11 @@ func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 	defer func() { release(built) }()
 
 	p := newParser(opts.Lab, labDir, opts.Progress)
+	if screened != nil {
+		p.buildFailed = true
+		p.buildOutput = []string{screened.Error()}
+		return finish(p.report("")), nil
+	}
 	buildStart := time.Now()
 	buildOut, err := buildOverlayBinary(ctx, opts, overlayFile, binary)
 	if err != nil {
@@ -148,10 +158,6 @@ func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 	}
 	rep := finish(p.report(""))
 	rep.BuildTime, rep.RunTime = buildTime, time.Since(runStart)
-	if p.limit != "" {
-		rep.Problems = append([]string{"the run hit its " + p.limit + " limit and was stopped"}, rep.Problems...)
-		rep.Passed = false
-	}
 	return rep, nil
 }
 
@@ -368,6 +374,26 @@ func buildOverlay(labDir string, opts Options) ([]byte, error) {
 	}
 	replace[filepath.Join(labDir, opts.Lab.TestFile)] = shim
 	return json.MarshalIndent(struct{ Replace map[string]string }{replace}, "", "  ")
+}
+
+// screenDir screens what the overlay run builds (see screenSource): the
+// implementation's files over its base, or the lab directory as it is. It
+// returns the reason the code is refused, nil when it may be built, and an
+// error only when the files cannot be read.
+func screenDir(labDir string, opts Options) (refused, err error) {
+	base, impl := opts.Base, opts.Impl
+	if impl == "" {
+		base, impl = "", labDir
+	}
+	files, err := readSources(base, impl)
+	if err != nil {
+		return nil, err
+	}
+	others, err := otherSources(impl)
+	if err != nil {
+		return nil, err
+	}
+	return screenSource(opts.Lab, files, others), nil
 }
 
 // goSources lists the non-test .go files of dir, sorted.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fourth-outcome/labkit/attest"
 	"github.com/fourth-outcome/labkit/rubric"
 )
 
@@ -170,10 +169,12 @@ func TestAttestationCountsOnlyInTheCaseRun(t *testing.T) {
 	// Run 2 would run what is left (nothing): a and b are skipped, and
 	// the suite signs both as passed.
 	p.newAttempt(key2)
-	p.consume(strings.NewReader(outputEvents(t, "TestClaim", "    suites.go:1: "+attest.Line(key2, "TestClaim/a", true), "    suites.go:1: "+attest.Line(key2, "TestClaim/b", true))))
+	p.consume(strings.NewReader(outputEvents(t, "TestClaim", "    suites.go:1: "+signedLine(key2, "TestClaim/a", true), "    suites.go:1: "+signedLine(key2, "TestClaim/b", true))))
 	p.endAttempt(runEnd{exited: true})
 	rep := p.report("")
 	confirmAttested(p, rep)
+	rep.Race = true
+	rep.Finalize(twoCases)
 	if got := []Status{rep.Cases[0].Status, rep.Cases[1].Status}; got[0] != StatusFail || got[1] != StatusCrash {
 		t.Errorf("statuses = %v, want the unsigned pass failed and the crash kept", got)
 	}

@@ -44,8 +44,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fourth-outcome/labkit/attest"
 	"github.com/fourth-outcome/labkit/rubric"
+	"github.com/fourth-outcome/labkit/suites/internal/sign"
 )
 
 // Lab, Concept and Case are the rubric types of package rubric, named here
@@ -97,7 +97,7 @@ func run[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(*testing.T,
 	t.Helper()
 	for _, tt := range tests {
 		// No case runs in parallel, so t.Run returns its final verdict,
-		// which the grader trusts only when signed (package attest).
+		// which the grader trusts only when signed (suites/internal/sign).
 		passed := t.Run(tt.Name, func(t *testing.T) {
 			h := NewHistory()
 			t.Cleanup(func() {
@@ -114,7 +114,7 @@ func run[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(*testing.T,
 				Guard(t, func() { tt.Check(t, h, impl) })
 			}
 		})
-		attest.Case(t, tt.Name, passed)
+		sign.Case(t, tt.Name, passed)
 	}
 }
 

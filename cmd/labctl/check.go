@@ -166,7 +166,6 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep.MarkRaceNotExercised(lab)
 
 	prev := st.Labs[lab.Dir]
 	st.Labs[lab.Dir] = labState{Score: rep.Score, Total: rep.Total, Passed: rep.Passed, CheckedAt: time.Now().UTC(), HintLevel: prev.HintLevel}

@@ -14,22 +14,22 @@ import (
 	"fmt"
 
 	"github.com/fourth-outcome/labkit/provider"
-	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
+	"github.com/fourth-outcome/labkit/task"
 )
 
 type (
-	Task     = ambiguoussuite.Task
-	Delivery = ambiguoussuite.Delivery
-	Record   = ambiguoussuite.Record
-	State    = ambiguoussuite.State
-	Store    = ambiguoussuite.Store
-	Deps     = ambiguoussuite.Deps
+	Task     = task.Task
+	Delivery = task.Delivery
+	Record   = task.Record
+	State    = task.State
+	Store    = task.Store
+	Deps     = task.Deps
 )
 
 const (
-	Pending = ambiguoussuite.Pending
-	Sent    = ambiguoussuite.Sent
-	Failed  = ambiguoussuite.Failed
+	Pending = task.Pending
+	Sent    = task.Sent
+	Failed  = task.Failed
 )
 
 // Worker is one worker process; it holds only its dependencies.

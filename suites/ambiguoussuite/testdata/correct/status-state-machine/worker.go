@@ -15,20 +15,20 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/provider"
-	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
+	"github.com/fourth-outcome/labkit/task"
 )
 
-type Task = ambiguoussuite.Task
-type Delivery = ambiguoussuite.Delivery
-type Record = ambiguoussuite.Record
-type State = ambiguoussuite.State
-type Store = ambiguoussuite.Store
-type Deps = ambiguoussuite.Deps
+type Task = task.Task
+type Delivery = task.Delivery
+type Record = task.Record
+type State = task.State
+type Store = task.Store
+type Deps = task.Deps
 
 const (
-	Pending = ambiguoussuite.Pending
-	Sent    = ambiguoussuite.Sent
-	Failed  = ambiguoussuite.Failed
+	Pending = task.Pending
+	Sent    = task.Sent
+	Failed  = task.Failed
 )
 
 // Worker is one worker process.

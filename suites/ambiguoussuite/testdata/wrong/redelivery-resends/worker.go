@@ -10,33 +10,33 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/provider"
-	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
+	"github.com/fourth-outcome/labkit/task"
 )
 
 // Task is one unit of work from the queue.
-type Task = ambiguoussuite.Task
+type Task = task.Task
 
 // Delivery is one delivery of a task by the queue.
-type Delivery = ambiguoussuite.Delivery
+type Delivery = task.Delivery
 
 // Record is what the worker keeps about one task in the durable Store.
-type Record = ambiguoussuite.Record
+type Record = task.Record
 
 // State is where a task's operation stands: Pending, Sent or Failed.
-type State = ambiguoussuite.State
+type State = task.State
 
 // The states of a Record.
 const (
-	Pending = ambiguoussuite.Pending
-	Sent    = ambiguoussuite.Sent
-	Failed  = ambiguoussuite.Failed
+	Pending = task.Pending
+	Sent    = task.Sent
+	Failed  = task.Failed
 )
 
 // Store is the durable store.
-type Store = ambiguoussuite.Store
+type Store = task.Store
 
 // Deps are what a worker process is built from.
-type Deps = ambiguoussuite.Deps
+type Deps = task.Deps
 
 // Worker processes signing tasks.
 type Worker struct {
