@@ -462,6 +462,9 @@ func (c *Chart) SVG() (string, error) {
 			w.raw(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#efefef"/>`, f1(px(x)), f1(top), f1(px(x)), f1(top+plotH))
 		}
 		w.raw(`<path d="M%s %sV%sH%s" fill="none" stroke="#555555"/>`, f1(left), f1(top), f1(top+plotH), f1(right))
+		if sc.lo < 0 {
+			w.raw(`<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#555555"/>`, f1(left), f1(py(0)), f1(right), f1(py(0)))
+		}
 		for j, l := range p.Lines {
 			var pts []string
 			for _, pt := range l.Points {

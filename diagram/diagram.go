@@ -332,6 +332,25 @@ func wrap(s string, width, size float64) []string {
 	return lines
 }
 
+// fit cuts cleaned text to the width at the font size, ending it with an
+// ellipsis when it had to be cut.
+func fit(s string, width, size float64) string {
+	if textWidth(s, size) <= width {
+		return s
+	}
+	cut := ""
+	for i := range s {
+		if textWidth(s[:i]+"…", size) > width {
+			break
+		}
+		cut = s[:i] + "…"
+	}
+	if cut == "" {
+		return "…"
+	}
+	return cut
+}
+
 // formatNumber writes v with at most two decimals and no trailing zeros.
 func formatNumber(v float64) string {
 	v = math.Round(v*100) / 100

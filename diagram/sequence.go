@@ -369,7 +369,6 @@ func (s *Sequence) SVG() (string, error) {
 		return "", err
 	}
 	n := len(s.Lanes)
-	gap := math.Max(96, math.Min(150, 448/float64(n)))
 	timeW := 0.0
 	for _, st := range s.Steps {
 		if st.Time != "" {
@@ -377,6 +376,11 @@ func (s *Sequence) SVG() (string, error) {
 		}
 	}
 	timeW = math.Min(timeW, 72)
+	// Lanes share about 480 units, so that the text stays readable when
+	// the drawing shrinks to a phone's width; a wide lane for a few lanes,
+	// never narrower than 72, and a drawing at least 320 wide.
+	gap := math.Max(72, math.Min(150, (480-timeW)/float64(n)))
+	gap = math.Max(gap, (320-2*margin-timeW)/float64(n))
 	x0 := margin + timeW
 	width := x0 + float64(n)*gap + margin
 	idx := map[string]int{}
@@ -423,7 +427,7 @@ func (s *Sequence) SVG() (string, error) {
 		if pendingTime == "" {
 			return
 		}
-		front.text(margin+timeW-8, baseline, "end", []string{clean(pendingTime)}, fmt.Sprintf(` font-size="%s" fill="#555555"`, f1(smallSize)))
+		front.text(margin+timeW-8, baseline, "end", []string{fit(clean(pendingTime), timeW-10, smallSize)}, fmt.Sprintf(` font-size="%s" fill="#555555"`, f1(smallSize)))
 		pendingTime = ""
 	}
 	left, right := x0+4, width-margin-4
