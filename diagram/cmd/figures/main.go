@@ -190,6 +190,9 @@ type Ref struct {
 	Alt     string
 	Name    string
 	Section string // the prose of the section around it, the reference's line left out
+	// Alone is whether the reference is a line of its own between blank
+	// lines, which the site draws as a figure.
+	Alone bool
 }
 
 // Refs finds the figure references of the chapters (docs/*.md), each with
@@ -227,7 +230,8 @@ func Refs(docs string) ([]Ref, error) {
 					hi++
 				}
 				section := strings.Join(lines[lo:i], "\n") + "\n" + strings.Join(lines[i+1:hi], "\n")
-				out = append(out, Ref{Page: p, Line: i + 1, Alt: m[1], Name: m[2], Section: section})
+				alone := strings.TrimSpace(l) == m[0] && (i == 0 || strings.TrimSpace(lines[i-1]) == "") && (i+1 == len(lines) || strings.TrimSpace(lines[i+1]) == "")
+				out = append(out, Ref{Page: p, Line: i + 1, Alt: m[1], Name: m[2], Section: section, Alone: alone})
 			}
 		}
 	}
@@ -249,6 +253,9 @@ func checkDocs(docs string, figs []figure) (int, []error) {
 	shown := map[string]bool{}
 	for _, r := range refs {
 		at := fmt.Sprintf("%s:%d", r.Page, r.Line)
+		if !r.Alone {
+			problems = append(problems, fmt.Errorf("%s: %w: a figure reference is a paragraph of its own, the line ![TITLE](figures/%s.svg) and nothing else", at, ErrReference, r.Name))
+		}
 		f, ok := byName[r.Name]
 		if !ok || f.source == "" {
 			problems = append(problems, fmt.Errorf("%s: %w: figures/%s.svg has no source in %s", at, ErrReference, r.Name, filepath.Join(docs, "figures")))

@@ -120,6 +120,9 @@ func TestEditOneWithoutTheOther(t *testing.T) {
 		{"a reference to a figure with no source", func(tb testing.TB, dir string) {
 			edit(tb, dir, "04-retry.md", "figures/retry-amplification.svg", "figures/retries.svg", 1)
 		}, ErrReference, "figures/retries.svg has no source"},
+		{"a reference inside a paragraph", func(tb testing.TB, dir string) {
+			edit(tb, dir, "04-retry.md", "![Retry amplification: three retrying layers, 27 calls at the provider](figures/retry-amplification.svg)\n\n", "![Retry amplification: three retrying layers, 27 calls at the provider](figures/retry-amplification.svg)\n", 1)
+		}, ErrReference, "a paragraph of its own"},
 		{"a figure no chapter shows", func(tb testing.TB, dir string) {
 			edit(tb, dir, "06-fencing.md", "![A zombie worker and the fencing token that stops it](figures/zombie-lease.svg)", "", 1)
 		}, ErrOrphan, "zombie-lease.seq: figure not referenced"},
