@@ -181,7 +181,10 @@ func load(docs string) ([]figure, error) {
 // refRE matches a figure reference in a chapter.
 var refRE = regexp.MustCompile(`!\[([^\]]*)\]\(figures/([A-Za-z0-9_-]+)\.svg\)`)
 
-var headingRE = regexp.MustCompile(`^#{1,6}\s`)
+var (
+	headingRE  = regexp.MustCompile(`^#{1,6}\s`)
+	codeSpanRE = regexp.MustCompile("`[^`]*`")
+)
 
 // Ref is one figure reference in a chapter.
 type Ref struct {
@@ -220,8 +223,15 @@ func Refs(docs string) ([]Ref, error) {
 			}
 			heading[i] = !fence && headingRE.MatchString(l)
 		}
+		fence = false
 		for i, l := range lines {
-			for _, m := range refRE.FindAllStringSubmatch(l, -1) {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+				fence = !fence
+			}
+			if fence {
+				continue // an example in a code block is no reference
+			}
+			for _, m := range refRE.FindAllStringSubmatch(codeSpanRE.ReplaceAllString(l, ""), -1) {
 				lo, hi := i, i+1
 				for lo > 0 && !heading[lo] {
 					lo--

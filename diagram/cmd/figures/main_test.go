@@ -190,17 +190,17 @@ func TestRedrawWrites(t *testing.T) {
 // code block not taken for a heading, the reference's own line left out.
 func TestRefsSection(t *testing.T) {
 	dir := t.TempDir()
-	page := "# Page\n\n## First\n\n12 is here.\n\n## Second, with 7\n\n```\n# not a heading 8\n```\n\n![Title 99](figures/x.svg)\n\n9 after.\n\n## Third\n\n10 is not near.\n"
+	page := "# Page\n\n## First\n\n12 is here.\n\n## Second, with 7\n\n```\n# not a heading 8\n![in code](figures/code.svg)\n```\n\n![Title 99](figures/x.svg)\n\n9 after, and `![inline code](figures/span.svg)`.\n\n## Third\n\n10 is not near.\n"
 	if err := os.WriteFile(filepath.Join(dir, "p.md"), []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	refs, err := Refs(dir)
 	if err != nil || len(refs) != 1 {
-		t.Fatalf("Refs = %v, %v, want one reference", refs, err)
+		t.Fatalf("Refs = %v, %v, want one reference (none in code)", refs, err)
 	}
 	r := refs[0]
-	if r.Name != "x" || r.Alt != "Title 99" || r.Line != 13 {
-		t.Errorf("Ref = %+v, want x, Title 99, line 13", r)
+	if r.Name != "x" || r.Alt != "Title 99" || r.Line != 14 || !r.Alone {
+		t.Errorf("Ref = %+v, want x, Title 99, line 14, alone", r)
 	}
 	got := strings.Join(diagram.Numbers(r.Section), " ")
 	if got != "7 8 9" {
