@@ -26,8 +26,9 @@ func TestCourseFiguresCurrent(t *testing.T) {
 	if err := run(context.Background(), []string{"-check", "-docs", docsDir}, &out, &errs); err != nil {
 		t.Fatalf("figures -check = %v:\n%s", err, errs.String())
 	}
-	if !strings.Contains(out.String(), "5 figures (0 redrawn), 5 references") {
-		t.Errorf("figures -check said %q, want the five figures of the course", out.String())
+	var figs, redrawn, refs int
+	if _, err := fmt.Sscanf(out.String(), "%d figures (%d redrawn), %d references", &figs, &redrawn, &refs); err != nil || figs < 5 || redrawn != 0 || refs < figs {
+		t.Errorf("figures -check said %q, want the course's five figures or more, none redrawn, each referenced", out.String())
 	}
 }
 
