@@ -2,8 +2,8 @@
 # make e2e: the docs site in a real browser. Installs Debian's chromium when
 # no Chromium is found (needs root, as CI has), builds the site, serves it on
 # a loopback port and drives headless Chromium through it (e2e/). A
-# phone-width screenshot of a chapter is kept in $E2E_ARTIFACTS (default
-# .labkit/e2e).
+# phone-width screenshot of a chapter, and one of each figure, is kept in
+# $E2E_ARTIFACTS (default .labkit/e2e).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${CHROME:-}" ] && ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 && ! command -v google-chrome >/dev/null 2>&1; then

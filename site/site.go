@@ -13,11 +13,13 @@ import (
 	"html/template"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/fourth-outcome/labkit/diagram"
 	"github.com/fourth-outcome/labkit/render"
 )
 
@@ -36,6 +38,8 @@ type Page struct {
 	Title  string
 	// Sections are the page's second-level headings, for the contents.
 	Sections []Section
+	// Figures are the names of the figures drawn in the page, in order.
+	Figures []string
 }
 
 // Section is a heading of a page and its anchor.
@@ -153,12 +157,15 @@ func Build(c Config) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("site: %s: %w", src, err)
 		}
-		html := string(body)
+		html, figures, err := inlineFigures(c.Root, src, string(body))
+		if err != nil {
+			return nil, fmt.Errorf("site: %s: %w", src, err)
+		}
 		html = mdHrefRE.ReplaceAllStringFunc(html, func(m string) string {
 			sub := mdHrefRE.FindStringSubmatch(m)
 			return `href="` + htmlName("docs/"+sub[1]+".md") + sub[2] + `"`
 		})
-		p := Page{Source: src, File: htmlName(src), Title: title}
+		p := Page{Source: src, File: htmlName(src), Title: title, Figures: figures}
 		for _, m := range h2RE.FindAllStringSubmatch(html, -1) {
 			p.Sections = append(p.Sections, Section{Title: unescape(tagRE.ReplaceAllString(m[2], "")), ID: m[1]})
 		}
@@ -191,6 +198,47 @@ func Build(c Config) (*Result, error) {
 		return nil, fmt.Errorf("site: %w", err)
 	}
 	return res, nil
+}
+
+// figureRE matches a figure reference as the renderer writes it: the
+// paragraph ![TITLE](figures/NAME.svg). A reference inside other text
+// stays an image, which CheckLinks reports as a link to nothing.
+var figureRE = regexp.MustCompile(`<p><img src="(figures/[A-Za-z0-9_-]+\.svg)" alt="[^"]*"\s*/?></p>`)
+
+// inlineFigures replaces each figure reference of a rendered page by the
+// figure itself, drawn from its source (docs/figures/NAME.seq, .chart or
+// .tree) as inline SVG in a <figure>: the page needs no image file, and
+// a screen reader reads the drawing's own title and description. A
+// reference whose source is missing is an error, as a broken link is.
+func inlineFigures(root, src, html string) (string, []string, error) {
+	var names []string
+	seen := map[string]int{}
+	var err error
+	out := figureRE.ReplaceAllStringFunc(html, func(m string) string {
+		sub := figureRE.FindStringSubmatch(m)
+		if err != nil {
+			return m
+		}
+		svgPath := filepath.Join(root, filepath.FromSlash(path.Dir(src)), filepath.FromSlash(sub[1]))
+		f, ferr := diagram.Load(svgPath)
+		if ferr != nil {
+			err = ferr
+			return m
+		}
+		info := diagram.Info(f)
+		seen[info.Name]++
+		if n := seen[info.Name]; n > 1 { // ids stay unique on the page
+			info.Name = fmt.Sprintf("%s-%d", info.Name, n)
+		}
+		svg, ferr := f.SVG()
+		if ferr != nil {
+			err = ferr
+			return m
+		}
+		names = append(names, info.Name)
+		return `<figure class="diagram" id="figure-` + info.Name + `">` + "\n" + svg + `</figure>`
+	})
+	return out, names, err
 }
 
 func unescape(s string) string {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fourth-outcome/labkit/diagram"
 )
 
 // kitRoot is the repository this test runs in.
@@ -35,6 +37,13 @@ func TestCourseSiteLinksResolve(t *testing.T) {
 	}
 	if res.Pages[0].File != "README.html" {
 		t.Errorf("first page = %s, want README.html", res.Pages[0].File)
+	}
+	var figures []string
+	for _, p := range res.Pages {
+		figures = append(figures, p.Figures...)
+	}
+	if len(figures) < 5 {
+		t.Errorf("the course draws figures %q, want the five of docs/figures at least", figures)
 	}
 	for _, want := range []string{"01-claim.html", "lab-01-claim.html", "glossary.html", "further-reading.html", "interview.html"} {
 		if _, err := os.Stat(filepath.Join(out, want)); err != nil {
@@ -116,4 +125,56 @@ func read(tb testing.TB, dir, name string) string {
 		tb.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestSiteDrawsFigures checks that a figure reference, a paragraph
+// ![TITLE](figures/NAME.svg), becomes the figure drawn inline from its
+// source, with ids unique on the page; that a reference to a figure with
+// no source fails the build; and that a reference inside a sentence stays
+// an image, which CheckLinks reports.
+func TestSiteDrawsFigures(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "docs/figures/flow.seq", "title: A <flow> & more\nlane a: A\nlane b: B\na -> b: hello\nassert label = 1\n")
+	write(t, root, "docs/01-claim.md", "# Claim\n\n![A flow](figures/flow.svg)\n\nAnd again:\n\n![A flow](figures/flow.svg)\n")
+	out := t.TempDir()
+	res, err := Build(Config{Root: root, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Pages[0].Figures, " "); got != "flow flow-2" {
+		t.Errorf("Figures = %q, want flow flow-2", got)
+	}
+	page := read(t, out, "01-claim.html")
+	for _, want := range []string{
+		`<figure class="diagram" id="figure-flow">` + "\n" + `<svg xmlns="http://www.w3.org/2000/svg"`,
+		`aria-labelledby="flow-title"`,
+		`<title id="flow-title">A &lt;flow&gt; &amp; more</title>`,
+		`<figure class="diagram" id="figure-flow-2">`,
+		`aria-labelledby="flow-2-title"`,
+		`figure.diagram svg { display: block; max-width: 100%; height: auto;`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("01-claim.html lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<img") || strings.Contains(page, "<p><figure") {
+		t.Errorf("01-claim.html still has the image, or a figure inside a paragraph")
+	}
+	if _, err := CheckLinks(out); err != nil {
+		t.Errorf("CheckLinks: %v", err)
+	}
+
+	write(t, root, "docs/01-claim.md", "# Claim\n\n![Gone](figures/gone.svg)\n")
+	if _, err := Build(Config{Root: root, Out: t.TempDir()}); !errors.Is(err, diagram.ErrNoSource) || !strings.Contains(err.Error(), "docs/01-claim.md") {
+		t.Errorf("Build with a figure that has no source = %v, want ErrNoSource naming the page", err)
+	}
+
+	write(t, root, "docs/01-claim.md", "# Claim\n\nSee ![A flow](figures/flow.svg) here.\n")
+	out = t.TempDir()
+	if _, err := Build(Config{Root: root, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckLinks(out); !errors.Is(err, ErrBrokenLinks) || !strings.Contains(err.Error(), "figures/flow.svg") {
+		t.Errorf("CheckLinks with a figure inside a sentence = %v, want the image reported", err)
+	}
 }

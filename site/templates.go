@@ -21,6 +21,8 @@ table { display: block; overflow-x: auto; max-width: 100%; border-collapse: coll
 th, td { border: 1px solid #ccc; padding: .3rem .6rem; text-align: left; vertical-align: top; }
 blockquote { border-left: 4px solid #0057b7; margin: 1rem 0; padding: .25rem 1rem; background: #f3f7fc; }
 img { max-width: 100%; height: auto; }
+figure.diagram { margin: 1.5rem 0; }
+figure.diagram svg { display: block; max-width: 100%; height: auto; margin: 0 auto; }
 @media (max-width: 600px) { h1 { font-size: 1.6rem; } h2 { font-size: 1.3rem; } }
 ol.contents > li { margin: .6rem 0; } ol.contents ul { font-size: 15px; margin: .2rem 0; }
 @media print {

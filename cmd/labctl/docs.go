@@ -27,8 +27,9 @@ var docsCmd = &command{
 Docs builds the course as a static web site in DIR (default .labkit/docs):
 every chapter followed by its lab's exercise, the interview practice, the
 glossary, further reading and the guides, with a contents page
-(DIR/index.html), previous and next links, and a link on every heading. It
-then checks that every link and anchor of the site resolves (exit 1 if not).
+(DIR/index.html), previous and next links, and a link on every heading.
+Figures referenced as ![TITLE](figures/NAME.svg) are drawn inline from
+their sources in docs/figures (see docs/figures/README.md). It then checks that every link and anchor of the site resolves (exit 1 if not).
 
 With --serve it serves the site over HTTP at --addr (loopback by default)
 until interrupted.`,
@@ -65,8 +66,12 @@ func runDocs(ctx context.Context, e *env, o *docsOpts, args []string) error {
 		fmt.Fprintf(e.stderr, "labctl docs: %v\n", err)
 		return errFailed
 	}
-	fmt.Fprintf(e.stdout, "built %d pages in %s (start at %s); %d links and %d anchors resolve\n",
-		len(res.Pages)+1, out, filepath.Join(out, "index.html"), st.Internal, st.Anchors)
+	figures := 0
+	for _, p := range res.Pages {
+		figures += len(p.Figures)
+	}
+	fmt.Fprintf(e.stdout, "built %d pages with %d figures in %s (start at %s); %d links and %d anchors resolve\n",
+		len(res.Pages)+1, figures, out, filepath.Join(out, "index.html"), st.Internal, st.Anchors)
 	if !o.serve {
 		return nil
 	}
