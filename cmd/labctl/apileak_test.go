@@ -332,6 +332,34 @@ func labAPILeaks(tb testing.TB, dir string) []string {
 	return leaks
 }
 
+// testFilesOutsideLabs lists the _test.go files and testdata/ folders of
+// the tree at dir that are outside labs/.
+func testFilesOutsideLabs(tb testing.TB, dir string) []string {
+	tb.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir() && rel == "labs":
+			return filepath.SkipDir
+		case d.IsDir() && d.Name() == "testdata":
+			found = append(found, rel+"/")
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(rel, "_test.go"):
+			found = append(found, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return found
+}
+
 // TestStarterAPIIsRead guards the checker itself: every lab's starter has
 // an API to look for, and the reference solution of each lab, put where
 // the release could hold it, is found.
@@ -361,6 +389,9 @@ func TestReleaseDefinesNoLabAPI(t *testing.T) {
 	rel := filepath.Join(t.TempDir(), "release")
 	if r := labctl(t, root, "release", "--out", rel); r.code != 0 {
 		t.Fatalf("release: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, f := range testFilesOutsideLabs(t, rel) {
+		t.Errorf("the release has %s, a test file or test input outside labs/", f)
 	}
 	for _, leak := range labAPILeaks(t, rel) {
 		t.Errorf("the release defines a lab's API: %s", leak)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -28,7 +29,10 @@ Release writes the kit as students get it into DIR (which must not exist or
 be empty): every file of the checkout (the files git tracks, in a git
 checkout) except the reference solutions and their catalogued mistakes
 (solutions/), the programs kept as suite fixtures (suites/*/testdata/),
-and any file identical to a reference solution's. labctl builds and check works without them;
+the kit's own tests and their inputs (every _test.go file and testdata/
+folder outside labs/: the suites' tests hold complete alternative
+implementations of the labs), and any file identical to a reference
+solution's. labctl builds and check works without them;
 the find-the-bug interview drills, which are built from the mistakes, and
 verify, which needs the solutions, are left out of the release.
 DIR/RELEASE.md lists what was left out.`,
@@ -50,6 +54,12 @@ func releaseExcluded(rel string) (bool, string) {
 		return true, ""
 	case len(parts) > 3 && parts[0] == "suites" && parts[2] == "testdata":
 		return true, "suites/*/testdata/: the correct and wrong programs kept as suite fixtures (some share files with the solutions; verify --fixtures runs them in the full kit)"
+	case parts[0] == "labs":
+		return false, "" // the starters and the test files that run each lab's suite
+	case strings.HasSuffix(rel, "_test.go"):
+		return true, "the kit's own tests (every _test.go outside labs/): the suites' tests hold complete alternative implementations of the labs"
+	case slices.Contains(parts[:len(parts)-1], "testdata"):
+		return true, "testdata/ outside labs/: the kit's test inputs, among them programs that implement a lab's API"
 	}
 	return false, ""
 }
