@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/fourth-outcome/labkit/gradebook"
 )
 
 type releaseOpts struct {
@@ -260,6 +263,10 @@ func writeReleaseDir(out string, files []releaseFile) error {
 // root, and where the release holds them.
 var gradescopeEntry = map[string]string{"setup.sh": "autograder/setup.sh", "run_autograder": "autograder/run_autograder"}
 
+// unavailableFile is the result run_autograder writes when labctl prints
+// none.
+const unavailableFile = "results-unavailable.json"
+
 // zipTime is the modification time of every zip entry, so that the same
 // release gives the same bytes.
 var zipTime = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -267,7 +274,8 @@ var zipTime = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 // writeGradescopeZip writes the release as Gradescope's autograder zip:
 // every file of the release at its path (Gradescope unpacks the zip into
 // /autograder/source), and setup.sh and run_autograder at the root,
-// executable. It returns the number of entries and the zip's size.
+// executable, and unavailableFile. It returns the number of entries and
+// the zip's size.
 func writeGradescopeZip(path string, files []releaseFile) (int, int64, error) {
 	byPath := map[string]releaseFile{}
 	for _, f := range files {
@@ -284,6 +292,16 @@ func writeGradescopeZip(path string, files []releaseFile) (int, int64, error) {
 		}
 		entries = append(entries, releaseFile{rel: name, data: f.data, mode: 0o755})
 	}
+	// run_autograder's result when labctl prints none (it is missing, or
+	// crashed): made here, in Go, like every JSON the autograder writes.
+	unavailable, err := json.MarshalIndent(gradebook.GradescopeFailure("labctl produced no result; the autograder's output, which the instructor sees, says why."), "", "  ")
+	if err != nil {
+		return 0, 0, fmt.Errorf("release: %w", err)
+	}
+	if _, clash := byPath[unavailableFile]; clash {
+		return 0, 0, fmt.Errorf("release: the kit has a file %s at its root, where the Gradescope autograder puts its own", unavailableFile)
+	}
+	entries = append(entries, releaseFile{rel: unavailableFile, data: append(unavailable, '\n'), mode: 0o644})
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, f := range entries {
