@@ -499,6 +499,22 @@ func studentUser(tb testing.TB) (name string, uid, gid int) {
 	return name, uid, gid
 }
 
+// openDir is a new folder in the system's temporary directory with the
+// given mode, reachable by every user (t.TempDir's parent is private),
+// removed after the test.
+func openDir(tb testing.TB, mode os.FileMode) string {
+	tb.Helper()
+	dir, err := os.MkdirTemp("", "labkit-autograder-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, mode); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
 // alive reports whether a process with this pid exists and is no zombie.
 func alive(pid int) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -517,10 +533,11 @@ func alive(pid int) bool {
 func TestRunAutograderKillsTheStudentsProcesses(t *testing.T) {
 	b := autograder(t)
 	user, uid, gid := studentUser(t)
-	root := fakeAutograder(t, b, map[string][]byte{"claim.go": []byte("package claim\n")})
-	os.Chmod(root, 0o755)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	os.Chmod(filepath.Dir(pidFile), 0o777)
+	root := openDir(t, 0o755)
+	if err := os.Symlink(b.source, filepath.Join(root, "source")); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(openDir(t, 0o777), "pid")
 	// The stand-in labctl: starts the attacker as the student's user, then
 	// prints a result of 0, as labctl grade --format gradescope would.
 	fake := filepath.Join(t.TempDir(), "labctl")
@@ -563,10 +580,8 @@ func TestDetachedProcessCannotRewriteResults(t *testing.T) {
 	if help, _ := exec.Command(b.labctl, "grade", "-h").CombinedOutput(); !bytes.Contains(help, []byte("-run-as")) {
 		t.Skip("labctl grade has no --run-as yet (the sandbox branch adds it): run this test again after the merge")
 	}
-	root := t.TempDir()
-	os.Chmod(root, 0o755)
-	tag := filepath.Join(t.TempDir(), "attacker.pid")
-	os.Chmod(filepath.Dir(tag), 0o777)
+	root := openDir(t, 0o755)
+	tag := filepath.Join(openDir(t, 0o777), "attacker.pid")
 	claim := fmt.Sprintf(`package claim
 
 import (
