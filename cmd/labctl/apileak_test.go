@@ -396,4 +396,19 @@ func TestReleaseDefinesNoLabAPI(t *testing.T) {
 	for _, leak := range labAPILeaks(t, rel) {
 		t.Errorf("the release defines a lab's API: %s", leak)
 	}
+	// The source of the hostile class's release-leak copy (leakCopy) in
+	// particular.
+	err := filepath.WalkDir(rel, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if strings.Contains(string(data), "func newActorStore(") {
+			t.Errorf("the release has %s, which holds the actor-style store of lab 01", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
