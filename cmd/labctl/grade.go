@@ -81,12 +81,13 @@ differ from the lab's starter), so a one-lab upload is graded out of that
 lab alone; with none, every lab.
 
 --format gradescope or classroom grades a class of one submission (the
-autograders' case) and prints its result on stdout for that platform,
-the summary line going to stderr: gradescope, Gradescope's results.json
-(printed even when grading fails, with score 0 and the reason);
-classroom, a "Points X/Y" line, and in a GitHub Actions job the table of
-cases in the job summary ($GITHUB_STEP_SUMMARY) and the result for GitHub
-Classroom's autograding reporter in the step output "result"
+autograders' case) and prints its result for that platform on stdout; the
+summary line goes to stderr, and the feedback links the course pages by
+their path in the kit (or at --docs-url). gradescope prints Gradescope's
+results.json, even when grading fails (then with score 0 and the reason).
+classroom prints a "Points X/Y" line and, in a GitHub Actions job, adds the
+table of cases to the job summary ($GITHUB_STEP_SUMMARY) and the result for
+GitHub Classroom's autograding reporter to the step output "result"
 ($GITHUB_OUTPUT).`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		o := &gradeOpts{}
@@ -279,7 +280,10 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 	if docsBase != "" && !strings.HasSuffix(docsBase, "/") {
 		docsBase += "/"
 	}
-	if docsBase == "" {
+	// With --format, the feedback is read on the platform, where no
+	// rendered site sits beside it: it links the course pages by their
+	// path in the student's copy of the kit instead (or at --docs-url).
+	if docsBase == "" && o.format == "" {
 		if _, err := site.Build(site.Config{Root: root, Out: filepath.Join(out, "docs")}); err != nil {
 			fmt.Fprintf(e.stderr, "warning: the course pages could not be built into %s: %v; feedback links will not resolve\n", filepath.Join(out, "docs"), err)
 		} else {
