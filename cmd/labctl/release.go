@@ -144,7 +144,7 @@ func runRelease(ctx context.Context, e *env, o *releaseOpts, args []string) erro
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "wrote the Gradescope autograder to %s: the student release (%d files, %.1f MB), setup.sh and run_autograder at its root; upload it as the assignment's autograder\n", o.gradescope, n, float64(size)/1e6)
+		fmt.Fprintf(e.stdout, "wrote the Gradescope autograder to %s (%d files, %.2f MB): the student release with setup.sh, run_autograder and %s at its root; upload it as the assignment's autograder\n", o.gradescope, n, float64(size)/1e6, unavailableFile)
 	}
 	return nil
 }
