@@ -92,7 +92,7 @@ GitHub Classroom's autograding reporter to the step output "result"
 	setup: func(fs *flag.FlagSet) runFunc {
 		o := &gradeOpts{}
 		fs.StringVar(&o.out, "out", "graded", "directory for the feedback and the gradebook")
-		fs.StringVar(&o.labs, "labs", "", "labs to grade: all (default), 3, 1-4, 1,3")
+		fs.StringVar(&o.labs, "labs", "", "labs to grade: all (default), 3, 1-4, 1,3, or present (those the submissions changed)")
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto, on, off")
 		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per submission and lab, every rerun included")
 		fs.DurationVar(&o.caseTimeout, "case-timeout", grader.DefaultCaseTimeout, "real time one case may run: a case still running then is stopped, reported as a timeout with where the code was, and the cases after it run again in a fresh process")
