@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # CI: grades the hostile class (LABKIT_CLASS=1 TestHostileClass) under the
 # bubblewrap sandbox: solutions, starters, mistakes and hostile submissions
-# over every lab, each score checked, the
-# kit checkout unchanged afterwards. Its own step, since it takes minutes.
+# over every lab, each score checked, the kit checkout unchanged afterwards.
+# Its own step, since it takes minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
