@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/render"
@@ -159,7 +158,7 @@ func (o Options) scrub(s string) string {
 func LabMarkdown(r Result, o Options) string {
 	switch {
 	case r.Err != nil:
-		return fmt.Sprintf("# Lab %02d · %s: not graded\n\nThe submission could not be graded: %s\n", r.Lab.Number, r.Lab.Title, o.scrub(r.Err.Error()))
+		return fmt.Sprintf("# Lab %02d · %s: not graded\n\nThe submission could not be graded: %s\n", r.Lab.Number, r.Lab.Title, grader.EscapeInline(o.scrub(r.Err.Error())))
 	case r.Missing:
 		return fmt.Sprintf("# Lab %02d · %s: 0/%d\n\nThe submission has no files for this lab (looked for `labs/%s/`, `%s/` and `.go` files of package `%s`).\n", r.Lab.Number, r.Lab.Title, r.Lab.TotalPoints(), r.Lab.Dir, r.Lab.Dir, r.Lab.Slug)
 	}
@@ -171,12 +170,12 @@ func LabMarkdown(r Result, o Options) string {
 func StudentMarkdown(s Student, o Options) string {
 	var b strings.Builder
 	if s.Err != nil {
-		fmt.Fprintf(&b, "# Feedback for %s: not graded\n\nThe submission could not be read: %s\n", s.Name, o.scrub(s.Err.Error()))
+		fmt.Fprintf(&b, "# Feedback for %s: not graded\n\nThe submission could not be read: %s\n", grader.EscapeInline(s.Name), grader.EscapeInline(o.scrub(s.Err.Error())))
 	}
 	if len(s.Notes) > 0 {
 		b.WriteString("Notes on the submission:\n\n")
 		for _, n := range s.Notes {
-			fmt.Fprintf(&b, "- %s\n", o.scrub(n))
+			fmt.Fprintf(&b, "- %s\n", grader.EscapeInline(o.scrub(n)))
 		}
 		b.WriteString("\n")
 	}
@@ -247,67 +246,6 @@ func WriteStudent(out string, s Student, o Options) error {
 		}
 	}
 	return nil
-}
-
-// GradescopeResults is Gradescope's autograder results.json format.
-type GradescopeResults struct {
-	Score            float64          `json:"score"`
-	ExecutionTime    int              `json:"execution_time"` // seconds
-	Output           string           `json:"output"`
-	OutputFormat     string           `json:"output_format"`
-	TestOutputFormat string           `json:"test_output_format"`
-	Visibility       string           `json:"visibility"`
-	Tests            []GradescopeTest `json:"tests"`
-}
-
-// GradescopeTest is one case in GradescopeResults.
-type GradescopeTest struct {
-	Name       string  `json:"name"`
-	Score      float64 `json:"score"`
-	MaxScore   float64 `json:"max_score"`
-	Status     string  `json:"status"`
-	Output     string  `json:"output,omitempty"`
-	Visibility string  `json:"visibility"`
-}
-
-// Gradescope converts a student's results to Gradescope's format, with md
-// (the feedback) as the overall output. Each case's points are multiplied
-// by its lab's weight; the execution time is the sum of the runs'.
-func Gradescope(s Student, o Options, md string) GradescopeResults {
-	g := GradescopeResults{Output: md, OutputFormat: "md", TestOutputFormat: "md", Visibility: "visible", Tests: []GradescopeTest{}}
-	var took time.Duration
-	multi := len(s.Labs) > 1
-	for _, r := range s.Labs {
-		w := o.weight(r.Lab.Number)
-		name := func(c string) string {
-			if multi {
-				return fmt.Sprintf("lab %02d · %s", r.Lab.Number, c)
-			}
-			return c
-		}
-		if r.Report == nil {
-			why := "no files for this lab"
-			if r.Err != nil {
-				why = "not graded: " + o.scrub(r.Err.Error())
-			}
-			for _, c := range r.Lab.Cases {
-				g.Tests = append(g.Tests, GradescopeTest{Name: name(c.Name), MaxScore: float64(c.Points) * w, Status: "failed", Output: why, Visibility: "visible"})
-			}
-			continue
-		}
-		took += r.Report.Duration
-		for _, c := range r.Report.Cases {
-			t := GradescopeTest{Name: name(c.Name), Score: float64(c.Earned) * w, MaxScore: float64(c.Points) * w, Status: "passed", Visibility: "visible"}
-			if c.Status != grader.StatusPass {
-				t.Status = "failed"
-				t.Output = o.scrub(fmt.Sprintf("%s: %s\n%s", c.Status, c.Explanation, strings.Join(c.Output, "\n")))
-			}
-			g.Score += t.Score
-			g.Tests = append(g.Tests, t)
-		}
-	}
-	g.ExecutionTime = int(took.Round(time.Second) / time.Second)
-	return g
 }
 
 // Total is the student's weighted total and the weighted maximum.

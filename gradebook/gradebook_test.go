@@ -59,7 +59,7 @@ func TestGradescope(t *testing.T) {
 	got := Gradescope(st, Options{Labs: []grader.Lab{lab}, Weights: map[int]float64{1: 0.5}}, "feedback")
 	want := GradescopeResults{Score: 20, ExecutionTime: 2, Output: "feedback", OutputFormat: "md", TestOutputFormat: "md", Visibility: "visible", Tests: []GradescopeTest{
 		{Name: "first", Score: 20, MaxScore: 20, Status: "passed", Visibility: "visible"},
-		{Name: "second", Score: 0, MaxScore: 30, Status: "failed", Output: "fail: E2\nwork ran 2 times", Visibility: "visible"},
+		{Name: "second", Score: 0, MaxScore: 30, Status: "failed", Output: "**fail**: E2\n\n```text\nwork ran 2 times\n```", Visibility: "visible"},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Gradescope(failing report) mismatch (-want +got):\n%s", diff)

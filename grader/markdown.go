@@ -200,7 +200,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 	if rep.Build != nil {
 		b.WriteString("## Compile errors\n\n")
 		for _, e := range rep.Build.Errors {
-			fmt.Fprintf(&b, "- `%s:%d`: %s\n", ShimPath(lab, e.File), e.Line, e.Message)
+			fmt.Fprintf(&b, "- %s: %s\n", codeSpan(fmt.Sprintf("%s:%d", ShimPath(lab, e.File), e.Line)), EscapeInline(e.Message))
 		}
 		if len(rep.Build.Errors) > 0 {
 			b.WriteString("\n")
@@ -213,7 +213,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 	}
 	for _, p := range rep.Problems {
 		first, rest, _ := strings.Cut(p, "\n")
-		fmt.Fprintf(&b, "> **Problem:** %s\n\n", first)
+		fmt.Fprintf(&b, "> **Problem:** %s\n\n", EscapeInline(first))
 		if rest != "" {
 			b.WriteString(fence(strings.Split(rest, "\n")))
 		}
@@ -273,6 +273,47 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// Fence wraps lines in a fenced code block whose fence is longer than any
+// run of backticks in them, so that nothing in them renders: no heading,
+// table, HTML or link, whatever a student printed.
+func Fence(lines []string) string { return fence(lines) }
+
+// EscapeInline makes one line of untrusted text (a student's output, a
+// compiler message quoting their code) render as itself in the middle of
+// a line of Markdown prose: the characters that open inline constructs
+// (emphasis, code, links, HTML tags, entities, strikethrough, table cells)
+// are backslash-escaped and line breaks become spaces, so the text cannot
+// start a heading, a table or a block of its own either.
+func EscapeInline(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r':
+			b.WriteByte(' ')
+		case strings.ContainsRune("\\`*_[]<>&~|", r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// codeSpan is s as inline code, delimited by a backtick run longer than
+// any in s.
+func codeSpan(s string) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	d := "`"
+	for strings.Contains(s, d) {
+		d += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return d + s + d
 }
 
 // fence wraps lines in a fenced code block, choosing a fence the lines do not

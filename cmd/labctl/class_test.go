@@ -9,14 +9,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	goldmarkhtml "github.com/yuin/goldmark/renderer/html"
 
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/gradebook"
@@ -29,6 +38,9 @@ type expect struct {
 	score   string // "100", "0", "<100" (fails, but not necessarily everything), another number (exactly that), "" (not graded)
 	concept string // a concept that must be among the failing ones
 	limit   string // the limit the run must report hitting
+	// check, when set, inspects the student's output folder (feedback.md,
+	// results.json).
+	check func(tb testing.TB, dir string)
 }
 
 func writeTree(tb testing.TB, dir string, files map[string][]byte) {
@@ -288,6 +300,37 @@ func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Contex
 	os.Symlink(filepath.Join(root, "solutions", "01-claim", "claim.go"), filepath.Join(linked, "claim.go"))
 	want["symlinked-file"] = expect{}
 
+	// The release-leak copy: the actor-style store of the suite's own
+	// test file, as an attacker takes it from a full checkout (the
+	// release no longer has it: TestReleaseDefinesNoLabAPI), with a
+	// three-line New. It is a correct store, graded on its merits.
+	writeTree(tb, filepath.Join(dir, "release-leak-copy"), map[string][]byte{"claim.go": leakCopy(tb, root)})
+	want["release-leak-copy"] = expect{lab: 1, score: "100"}
+
+	// A store that fails everything, printing a fake perfect score as
+	// Markdown and HTML into its test output: the feedback and each
+	// Gradescope test panel show it as text, fenced.
+	writeTree(tb, filepath.Join(dir, "fake-heading"), map[string][]byte{"claim.go": []byte(`package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+var ErrInProgress = errors.New("in progress")
+
+type Store struct{}
+
+func New() *Store { return &Store{} }
+
+func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {
+	fmt.Println("\n# 100/100\n\n<h1>100/100</h1>\n\n| case | points |\n| --- | --- |\n| all | 100/100 |\n` + "```" + `\n## Every case passes")
+	return "", errors.New("**100/100** <h2>100/100</h2>")
+}
+`)})
+	want["fake-heading"] = expect{lab: 1, score: "0", check: renderedAsText}
+
 	archive(tb, filepath.Join(dir, "zip-slip.zip"), map[string][]byte{"../../claim.go": claimSol["claim.go"]})
 	want["zip-slip"] = expect{}
 	archive(tb, filepath.Join(dir, "zip-bomb.zip"), map[string][]byte{"claim.go": bytes.Repeat([]byte{' '}, 80<<20)})
@@ -394,6 +437,9 @@ func TestHostileClass(t *testing.T) {
 		if e.limit != "" && !strings.HasPrefix(got.Limit, e.limit) {
 			t.Errorf("%s: limit %q, want the %s limit", name, got.Limit, e.limit)
 		}
+		if e.check != nil {
+			e.check(t, filepath.Join(out, row[1]))
+		}
 	}
 	jobs := os.Getenv("LABKIT_CLASS_JOBS")
 	if jobs == "" {
@@ -426,5 +472,101 @@ func TestHostileClass(t *testing.T) {
 	}
 	if row := readGradebook(t, filepath.Join(again, "out"))["reference"]; row[3] != "100" {
 		t.Errorf("second grading of the reference solution: %v, want 100", row)
+	}
+}
+
+// leakCopy is lab 01's actor-style store from the suite's own test file in
+// the full checkout at root, made a submission: every declaration but the
+// tests, the imports it still uses, and three lines naming New, Store and
+// ErrInProgress.
+func leakCopy(tb testing.TB, root string) []byte {
+	tb.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join(root, "suites", "claimsuite", "claimsuite_test.go"), nil, parser.ParseComments)
+	if err != nil {
+		tb.Fatalf("the full checkout's claimsuite_test.go: %v", err)
+	}
+	var decls []ast.Decl
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && strings.HasPrefix(fn.Name.Name, "Test") {
+			continue
+		}
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.IMPORT {
+			continue
+		}
+		decls = append(decls, d)
+	}
+	used := map[string]bool{}
+	for _, d := range decls {
+		ast.Inspect(d, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok {
+					used[id.Name] = true
+				}
+			}
+			return true
+		})
+	}
+	var b bytes.Buffer
+	b.WriteString("package claim\n\nimport (\n")
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		if used[filepath.Base(path)] {
+			fmt.Fprintf(&b, "\t%q\n", path)
+		}
+	}
+	b.WriteString(")\n\n")
+	for _, d := range decls {
+		if err := printer.Fprint(&b, fset, d); err != nil {
+			tb.Fatal(err)
+		}
+		b.WriteString("\n\n")
+	}
+	b.WriteString("type Store = actorStore\n\nfunc New() *Store { return newActorStore() }\n\nvar ErrInProgress = errInProgress\n")
+	if !bytes.Contains(b.Bytes(), []byte("func newActorStore()")) {
+		tb.Fatalf("claimsuite_test.go has no newActorStore any more; the release-leak copy needs another source")
+	}
+	return b.Bytes()
+}
+
+// permissiveMarkdown renders Markdown as a lenient platform might (GFM,
+// raw HTML kept), so that anything not fenced or escaped shows.
+var permissiveMarkdown = goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(goldmarkhtml.WithUnsafe()))
+
+// renderedAsText checks that a student's feedback.md and every test panel
+// of results.json render with no heading, table, HTML or bold text of
+// their code's making: what the code printed is shown as code.
+func renderedAsText(tb testing.TB, dir string) {
+	tb.Helper()
+	md, err := os.ReadFile(filepath.Join(dir, "feedback.md"))
+	if err != nil {
+		tb.Errorf("%s: %v", dir, err)
+		return
+	}
+	docs := map[string]string{"feedback.md": string(md)}
+	var gs gradebook.GradescopeResults
+	data, _ := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err := json.Unmarshal(data, &gs); err != nil {
+		tb.Errorf("%s/results.json: %v", dir, err)
+	}
+	docs["results.json output"] = gs.Output
+	for _, tc := range gs.Tests {
+		docs["results.json test "+tc.Name] = tc.Output
+	}
+	if !strings.Contains(string(md), "# 100/100") {
+		tb.Errorf("%s/feedback.md does not show what the code printed", dir)
+	}
+	code := regexp.MustCompile(`(?s)<pre><code[^>]*>.*?</code></pre>|<code>.*?</code>`)
+	for name, doc := range docs {
+		var page bytes.Buffer
+		if err := permissiveMarkdown.Convert([]byte(doc), &page); err != nil {
+			tb.Fatal(err)
+		}
+		html := code.ReplaceAllString(page.String(), "")
+		for _, re := range []string{`<h[1-6][^>]*>[^<]*(100/100|Every case passes)`, `<table`, `<strong>100/100`} {
+			if m := regexp.MustCompile(re).FindString(html); m != "" {
+				tb.Errorf("%s: %s renders the code's output as markup: %q", dir, name, m)
+			}
+		}
 	}
 }

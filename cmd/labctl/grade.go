@@ -41,6 +41,12 @@ type gradeOpts struct {
 	docsURL     string
 	weights     string
 	memory      int
+	// format names the platform output printed for the class's one
+	// submission: gradescope or classroom (see runGradeFormat).
+	format string
+	// report, when set, receives the graded class before runGrade
+	// returns; the --format output is made from it.
+	report func(students []gradebook.Student, o gradebook.Options) error
 }
 
 var gradeCmd = &command{
@@ -68,11 +74,25 @@ report.json and results.json (Gradescope's format); for the class,
 OUT/gradebook.csv, OUT/summary.md and summary.html, and the course pages in
 OUT/docs/ that the feedback links to (unless --docs-url). A rerun regrades
 only what changed (--force regrades all). Exit status is 0 when every
-submission was graded, whatever the scores; 1 when some could not be.`,
+submission was graded, whatever the scores; 1 when some could not be.
+
+--labs present grades the labs the submissions have files for (files that
+differ from the lab's starter), so a one-lab upload is graded out of that
+lab alone; with none, every lab.
+
+--format gradescope or classroom grades a class of one submission (the
+autograders' case) and prints its result for that platform on stdout; the
+summary line goes to stderr, and the feedback links the course pages by
+their path in the kit (or at --docs-url). gradescope prints Gradescope's
+results.json, even when grading fails (then with score 0 and the reason).
+classroom prints a "Points X/Y" line and, in a GitHub Actions job, adds the
+table of cases to the job summary ($GITHUB_STEP_SUMMARY) and the result for
+GitHub Classroom's autograding reporter to the step output "result"
+($GITHUB_OUTPUT).`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		o := &gradeOpts{}
 		fs.StringVar(&o.out, "out", "graded", "directory for the feedback and the gradebook")
-		fs.StringVar(&o.labs, "labs", "", "labs to grade: all (default), 3, 1-4, 1,3")
+		fs.StringVar(&o.labs, "labs", "", "labs to grade: all (default), 3, 1-4, 1,3, or present (those the submissions changed)")
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto, on, off")
 		fs.DurationVar(&o.timeout, "timeout", 2*time.Minute, "time limit per submission and lab, every rerun included")
 		fs.DurationVar(&o.caseTimeout, "case-timeout", grader.DefaultCaseTimeout, "real time one case may run: a case still running then is stopped, reported as a timeout with where the code was, and the cases after it run again in a fresh process")
@@ -85,14 +105,16 @@ submission was graded, whatever the scores; 1 when some could not be.`,
 		fs.StringVar(&o.docsURL, "docs-url", "", "where the course site is hosted; feedback links there instead of OUT/docs/")
 		fs.IntVar(&o.memory, "memory", 2048, "resident memory each run may use, in MiB")
 		fs.StringVar(&o.weights, "weights", "", "per-lab weights in the total, e.g. 1=1,2=2 (default 1 each)")
+		fs.StringVar(&o.format, "format", "", "print the one submission's result for a platform: gradescope or classroom")
 		return func(ctx context.Context, e *env, args []string) error { return runGrade(ctx, e, o, args) }
 	},
 }
 
 // parseLabs turns --labs into labs of the course: "" or "all", "3",
-// "1-4", "1,3".
+// "1-4", "1,3"; "present" is every lab until the submissions are read
+// (see presentLabs).
 func parseLabs(spec string) ([]course.Lab, error) {
-	if spec == "" || spec == "all" {
+	if spec == "" || spec == "all" || spec == "present" {
 		return course.Built(), nil
 	}
 	seen := map[int]bool{}
@@ -151,6 +173,9 @@ type cacheEntry struct {
 }
 
 func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
+	if o.format != "" && o.report == nil {
+		return runGradeFormat(ctx, e, o, args)
+	}
 	var labSpec, class string
 	switch len(args) {
 	case 1:
@@ -222,6 +247,11 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		return err
 	}
 	defer kit.Close()
+	if v := releaseVersion(root); v != "" {
+		// A release (the Gradescope autograder's among them) names its
+		// kit version: its folder is no git checkout, or another one's.
+		kit.Commit = v
+	}
 	var intakeLabs []intake.Lab
 	var glabs []grader.Lab
 	for _, l := range labs {
@@ -235,12 +265,25 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 	if len(subs) == 0 {
 		return usagef("grade: %s has no submissions (want one folder, .zip or .tar.gz per student)", class)
 	}
+	if o.format != "" && len(subs) != 1 {
+		return usagef("grade: --format %s grades one submission; %s has %d", o.format, class, len(subs))
+	}
+	if labSpec == "present" {
+		labs = presentLabs(root, labs, subs)
+		glabs = nil
+		for _, l := range labs {
+			glabs = append(glabs, l.Lab)
+		}
+	}
 
 	docsBase := o.docsURL
 	if docsBase != "" && !strings.HasSuffix(docsBase, "/") {
 		docsBase += "/"
 	}
-	if docsBase == "" {
+	// With --format, the feedback is read on the platform, where no
+	// rendered site sits beside it: it links the course pages by their
+	// path in the student's copy of the kit instead (or at --docs-url).
+	if docsBase == "" && o.format == "" {
 		if _, err := site.Build(site.Config{Root: root, Out: filepath.Join(out, "docs")}); err != nil {
 			fmt.Fprintf(e.stderr, "warning: the course pages could not be built into %s: %v; feedback links will not resolve\n", filepath.Join(out, "docs"), err)
 		} else {
@@ -341,6 +384,11 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		return fmt.Errorf("grade: write gradebook: %w", err)
 	}
 	removeStale(out, keep)
+	if o.report != nil {
+		if err := o.report(students, gopts); err != nil {
+			return err
+		}
+	}
 
 	notGraded := 0
 	for _, st := range students {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -103,5 +105,40 @@ func TestReleaseBuildsWithoutSolutions(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestReleaseUsage(t *testing.T) {
+	root := kitRoot(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"release"}, "want --out DIR or --gradescope FILE.zip"},
+		{[]string{"release", "--gradescope", filepath.Join(t.TempDir(), "a.tar")}, "ending in .zip"},
+		{[]string{"release", "--gradescope", filepath.Join(root, "a.zip")}, "inside the kit"},
+	} {
+		r := labctl(t, root, tt.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("labctl %v: exit %d, stderr %q; want 2 and %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}
+
+// TestReleaseIsReproducible: two releases of the same checkout give the
+// same zip, byte for byte, and the same LABKIT_VERSION.
+func TestReleaseIsReproducible(t *testing.T) {
+	root := kitRoot(t)
+	dir := t.TempDir()
+	var zips [2][]byte
+	for i := range zips {
+		p := filepath.Join(dir, fmt.Sprintf("%d.zip", i))
+		if r := labctl(t, root, "release", "--gradescope", p); r.code != 0 {
+			t.Fatalf("release --gradescope: exit %d\n%s", r.code, r.stderr)
+		}
+		zips[i], _ = os.ReadFile(p)
+	}
+	if !bytes.Equal(zips[0], zips[1]) || len(zips[0]) == 0 {
+		t.Errorf("two Gradescope zips of the same checkout differ (%d and %d bytes)", len(zips[0]), len(zips[1]))
 	}
 }

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/gradebook"
+	"github.com/fourth-outcome/labkit/intake"
+)
+
+// TestPresentLabs: a lab whose files are the starter's, unchanged, is not
+// present; a changed one is; with none changed, every lab is kept.
+func TestPresentLabs(t *testing.T) {
+	root := kitRoot(t)
+	labs := course.Built()[:3]
+	dir := t.TempDir()
+	sub := intake.Submission{Student: "s", Labs: map[int]string{}}
+	for _, l := range labs {
+		d := filepath.Join(dir, l.Dir)
+		writeTree(t, d, goFiles(t, filepath.Join(root, "labs", l.Dir), false))
+		sub.Labs[l.Number] = d
+	}
+	names := func(ls []course.Lab) string {
+		var n []string
+		for _, l := range ls {
+			n = append(n, l.Dir)
+		}
+		return strings.Join(n, ",")
+	}
+	if got := names(presentLabs(root, labs, []intake.Submission{sub})); got != names(labs) {
+		t.Errorf("presentLabs(only starters) = %s, want every lab: %s", got, names(labs))
+	}
+	writeTree(t, filepath.Join(dir, labs[1].Dir), map[string][]byte{"extra.go": []byte("package x\n")})
+	if got := names(presentLabs(root, labs, []intake.Submission{sub})); got != labs[1].Dir {
+		t.Errorf("presentLabs(lab %s changed) = %s, want %s alone", labs[1].Dir, got, labs[1].Dir)
+	}
+}
+
+func TestGradeFormatUsage(t *testing.T) {
+	root := kitRoot(t)
+	r := labctl(t, root, "grade", "--format", "xml", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "want gradescope or classroom") {
+		t.Errorf("grade --format xml: exit %d, %q; want 2 and the formats", r.code, r.stderr)
+	}
+	class := t.TempDir()
+	for _, s := range []string{"a", "b"} {
+		writeTree(t, filepath.Join(class, s), map[string][]byte{"claim.go": []byte("package claim\n")})
+	}
+	r = labctl(t, root, "grade", "--format", "gradescope", "--out", t.TempDir(), "1", class)
+	var g gradebook.GradescopeResults
+	if err := json.Unmarshal([]byte(r.stdout), &g); r.code != 2 || err != nil || g.Score != 0 || !strings.Contains(g.Output, "grades one submission") {
+		t.Errorf("grade --format gradescope over two submissions: exit %d, stdout %q (%v); want 2 and a score-0 results.json with the reason", r.code, r.stdout, err)
+	}
+}
+
+// TestGradeFormat grades a whole repository in which only lab 01 is done,
+// with --labs present: Gradescope's results list lab 01's cases alone, out
+// of 100, on stdout; the summary line goes to stderr; Classroom's points,
+// job summary and step output agree.
+func TestGradeFormat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("grades a submission")
+	}
+	root := kitRoot(t)
+	class := t.TempDir()
+	files := map[string][]byte{}
+	for _, l := range course.Built() {
+		for n, d := range goFiles(t, filepath.Join(root, "labs", l.Dir), true) {
+			files["labs/"+l.Dir+"/"+n] = d
+		}
+	}
+	for n, d := range goFiles(t, filepath.Join(root, "solutions", "01-claim"), false) {
+		files["labs/01-claim/"+n] = d
+	}
+	writeTree(t, filepath.Join(class, "student"), files)
+	claim, _ := course.Find("1")
+
+	r := labctl(t, root, "grade", "--format", "gradescope", "--labs", "present", "--out", t.TempDir(), class)
+	var g gradebook.GradescopeResults
+	if err := json.Unmarshal([]byte(r.stdout), &g); err != nil || r.code != 0 {
+		t.Fatalf("grade --format gradescope: exit %d, stdout not results.json (%v):\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	var max float64
+	for _, tc := range g.Tests {
+		max += tc.MaxScore
+	}
+	if g.Score != 100 || max != 100 || len(g.Tests) != len(claim.Cases) {
+		t.Errorf("results.json = %v of %v over %d tests, want 100 of 100 over lab 01's %d cases", g.Score, max, len(g.Tests), len(claim.Cases))
+	}
+	if !strings.Contains(r.stderr, "graded 1 of 1 submissions over 1 lab(s)") {
+		t.Errorf("stderr lacks the summary line:\n%s", r.stderr)
+	}
+
+	summary, output := filepath.Join(t.TempDir(), "summary"), filepath.Join(t.TempDir(), "output")
+	t.Setenv("GITHUB_STEP_SUMMARY", summary)
+	t.Setenv("GITHUB_OUTPUT", output)
+	r = labctl(t, root, "grade", "--format", "classroom", "--labs", "present", "--out", t.TempDir(), class)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "Points 100/100" {
+		t.Errorf("grade --format classroom: exit %d, stdout %q; want Points 100/100", r.code, r.stdout)
+	}
+	data, _ := os.ReadFile(output)
+	enc, _ := strings.CutPrefix(strings.TrimSpace(string(data)), "result=")
+	raw, _ := base64.StdEncoding.DecodeString(enc)
+	var c gradebook.ClassroomReport
+	if err := json.Unmarshal(raw, &c); err != nil || c.Points() != "100/100" || c.Status != "pass" || len(c.Tests) != len(claim.Cases) {
+		t.Errorf("step output = %q (%v), want result=<base64 of a passing report, 100/100 over lab 01's cases>", data, err)
+	}
+	if s, _ := os.ReadFile(summary); !strings.Contains(string(s), "## Points 100/100") {
+		t.Errorf("job summary lacks the points:\n%s", s)
+	}
+}
