@@ -55,7 +55,7 @@ var Scenarios = []Scenario{
 	{ID: "queue-collapse", Heading: "Preventing queue collapse", Points: []string{
 		"collapse is accepting more than you can finish: latency, timeouts, retries, more load",
 		"admission control: a bounded queue that rejects fast with a clear error",
-		"admission before anything is reserved (no idempotency key left claimed)",
+		"admission before the idempotency claim (no key left claimed for a refused job)",
 		"isolation per tenant; shed low-value and expire too-old work",
 		"scale on age and lag, only up to what downstream sustains; budgeted, jittered client retries",
 		"alert on the age of the oldest item",

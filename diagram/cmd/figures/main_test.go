@@ -93,7 +93,7 @@ func TestEditOneWithoutTheOther(t *testing.T) {
 			redraw(tb, dir)
 		}, ErrProse, "never states 13,000"},
 		{"the oldest age in the prose only", func(tb testing.TB, dir string) {
-			edit(tb, dir, "09-backpressure.md", "150 s", "600 s", -1)
+			edit(tb, dir, "09-backpressure.md", "150", "610", -1)
 		}, ErrProse, "assert max(age) = 150"},
 		{"the peak in the prose only", func(tb testing.TB, dir string) {
 			edit(tb, dir, "09-backpressure.md", "12,000", "10,000", -1)
