@@ -92,7 +92,9 @@ type LockService interface {
 // grant: what a queue that fences its workers hands out. Lease.Token is
 // the delivery's opaque receipt, for Extend, Ack and Nack; Fence orders the
 // delivery among all deliveries of the task, for the writes its holder
-// makes to a FencedStore. No lab's queue hands these out: lab 06 passes the token to FencedStore on its own, and the capstone keeps its own token in its Lease.
+// makes to a FencedStore. No lab's queue hands these out: lab 06 passes
+// the token to FencedStore on its own, and the capstone keeps its own token
+// in its Lease.
 type FencedLease struct {
 	Lease
 	Fence FencingToken
