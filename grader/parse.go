@@ -277,6 +277,9 @@ func (p *parser) handle(e event) {
 		return
 	}
 	out := strings.TrimRight(e.Output, "\n")
+	if sanitizerNoProc.MatchString(out) {
+		return // the race runtime's note that the sandbox has no /proc
+	}
 	if e.Test == "" {
 		switch e.Action {
 		case "output":
@@ -373,8 +376,11 @@ func (p *parser) runningCase() *caseState {
 }
 
 var (
-	compileErrRE = regexp.MustCompile(`^(?:\./|[^\s:]*/)?([^\s/:]+\.go):(\d+)(?::(\d+))?: (.*)$`)
-	fileLineRE   = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
+	// sanitizerNoProc matches the line the race runtime prints at start
+	// when it cannot read /proc/self/exe, as in the sandbox.
+	sanitizerNoProc = regexp.MustCompile(`^==\d+==WARNING: reading executable name failed`)
+	compileErrRE    = regexp.MustCompile(`^(?:\./|[^\s:]*/)?([^\s/:]+\.go):(\d+)(?::(\d+))?: (.*)$`)
+	fileLineRE      = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
 	// libLogRE matches log lines a library prints on its own (go-redis's
 	// "redis: 2026/11/29 10:29:30 pool.go:770: ..."), which are noise next to
 	// the suite's messages.

@@ -89,12 +89,13 @@ func (l Limits) withDefaults() Limits {
 }
 
 // bwrapBase is the sandbox's fixed part: every namespace unshared (no
-// network unless shareNet), the system's /usr read-only, a private /tmp,
-// /proc and /dev, nothing of the instructor's files, and the process tree
+// network unless shareNet), the system's /usr read-only, a private /tmp
+// and /dev, no /proc (so graded code cannot read its own memory, where the
+// signing key is), nothing of the instructor's files, and the process tree
 // killed when the grader dies.
 func bwrapBase(shareNet bool) []string {
 	args := []string{"--unshare-all", "--die-with-parent", "--new-session",
-		"--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"}
+		"--ro-bind", "/usr", "/usr", "--dev", "/dev", "--tmpfs", "/tmp"}
 	if shareNet {
 		args = append(args, "--share-net")
 	}

@@ -38,6 +38,9 @@ type expect struct {
 	score   string // "100", "0", "<100" (fails, but not necessarily everything), another number (exactly that), "" (not graded)
 	concept string // a concept that must be among the failing ones
 	limit   string // the limit the run must report hitting
+	// tampered: the run must be void, with the reason "output tampered
+	// with" (grader.Report.Tampered set).
+	tampered bool
 	// check, when set, inspects the student's output folder (feedback.md,
 	// results.json).
 	check func(tb testing.TB, dir string)
@@ -341,6 +344,43 @@ func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Contex
 	want["zoë ñandú"] = expect{lab: 1, score: "100"}
 	archive(tb, filepath.Join(dir, "zipped.zip"), claimSol)
 	want["zipped"] = expect{lab: 1, score: "100"}
+
+	// Forgeries, one per assumption of the signature (docs/instructors.md,
+	// "What a signature proves"). Through an import: the signer is under
+	// suites/internal and the lab's import list refuses it anyway.
+	starterWith := func(name, file, src string) {
+		files := map[string][]byte{file: []byte(src)}
+		for n, d := range starter {
+			files[n] = d
+		}
+		writeTree(tb, filepath.Join(dir, name), files)
+	}
+	starterWith("forges-through-import", "forge.go", `package claim
+
+import (
+	"testing"
+
+	"github.com/fourth-outcome/labkit/suites/internal/sign"
+)
+
+func init() { sign.Case(&testing.T{}, "results_returned_unchanged", true) }
+`)
+	want["forges-through-import"] = expect{lab: 1, score: "0"}
+	// By guessing: a signature for every case, printed with passing
+	// framing; a wrong signature voids the run.
+	var guessed []string
+	for _, c := range claim.Cases {
+		name := claim.TestName + "/" + c.Name
+		guessed = append(guessed, "\\x16--- PASS: "+name+" (0.00s)\\n", "    suites.go:117: labkit-attest "+name+" pass "+strings.Repeat("ab", 32)+"\\n")
+	}
+	starterWith("forges-by-guessing", "forge.go", fmt.Sprintf("package claim\n\nimport \"os\"\n\nfunc init() { os.Stdout.WriteString(\"%s\") }\n", strings.Join(guessed, "")))
+	want["forges-by-guessing"] = expect{lab: 1, score: "0", tampered: true}
+	// Through the process's own memory: scored 90/100 while the sandbox
+	// mounted /proc; under bubblewrap there is none.
+	if sb, _, _ := grader.ResolveSandbox("auto"); sb == grader.SandboxBwrap {
+		writeTree(tb, filepath.Join(dir, "forges-through-proc-mem"), goFiles(tb, filepath.Join(subs, "forges-through-proc-mem"), false))
+		want["forges-through-proc-mem"] = expect{lab: 1, score: "0"}
+	}
 	return want
 }
 
@@ -433,6 +473,9 @@ func TestHostileClass(t *testing.T) {
 		}
 		if e.concept != "" && !slices.Contains(got.FailedConcepts(), e.concept) {
 			t.Errorf("%s: failing concepts %v, want %s among them", name, got.FailedConcepts(), e.concept)
+		}
+		if e.tampered != (got.Tampered != "") {
+			t.Errorf("%s: tampered %q, want tampered %v", name, got.Tampered, e.tampered)
 		}
 		if e.limit != "" && !strings.HasPrefix(got.Limit, e.limit) {
 			t.Errorf("%s: limit %q, want the %s limit", name, got.Limit, e.limit)
