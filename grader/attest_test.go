@@ -83,3 +83,17 @@ func TestAttestation(t *testing.T) {
 		})
 	}
 }
+
+// TestForgedAttestationInACaseVoidsTheRun: a forged attestation that
+// test2json attributes to a case (it follows that case's framing) is
+// checked like any other.
+func TestForgedAttestationInACaseVoidsTheRun(t *testing.T) {
+	key := []byte("this run's key")
+	p := newParser(twoCases, "/kit/labs/01-claim", nil)
+	p.newAttempt(key)
+	p.consume(strings.NewReader(stream(t, "run TestClaim", "run TestClaim/a") +
+		outputEvents(t, "TestClaim/a", "    suites.go:117: "+attest.Prefix+"TestClaim/a pass "+strings.Repeat("ab", 32))))
+	if p.tampered == "" {
+		t.Error("a forged attestation in a case's output: tampered = \"\", want the run void")
+	}
+}

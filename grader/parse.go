@@ -280,11 +280,17 @@ func (p *parser) handle(e event) {
 	if sanitizerNoProc.MatchString(out) {
 		return // the race runtime's note that the sandbox has no /proc
 	}
+	if e.Action == "output" {
+		// Wherever test2json puts a line (a case's output, the top-level
+		// test's, the package's), an attestation in it is checked: the
+		// suite's own are the top-level test's, and a forged one may be
+		// framed as any test's.
+		p.checkAttestation(out)
+	}
 	if e.Test == "" {
 		switch e.Action {
 		case "output":
 			p.at.pkgOutput = keepLast(p.at.pkgOutput, out, maxTailLines)
-			p.checkAttestation(out)
 			if strings.Contains(out, "WARNING: DATA RACE") {
 				p.raceOutside = true
 			}
@@ -308,7 +314,6 @@ func (p *parser) handle(e event) {
 		switch e.Action {
 		case "output":
 			p.at.topOutput = keepFirst(p.at.topOutput, out, maxOtherLines)
-			p.checkAttestation(out)
 			if cs := p.runningCase(); cs != nil {
 				p.caseOutput(cs, out)
 			} else {
