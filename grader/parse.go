@@ -121,11 +121,12 @@ func (p *parser) newAttempt(key []byte) {
 	p.at = attemptState{n: p.attempts, scan: newStackScan(p.labRel())}
 	p.key = key
 	p.clock.Lock()
-	p.clock.running = ""
+	p.clock.running, p.clock.since = "", time.Time{}
 	p.clock.Unlock()
 }
 
-// running returns the case running now and since when ("" when none).
+// running returns the case running now and since when ("" when none);
+// the time is zero until a case has started in this run.
 func (p *parser) running() (string, time.Time) {
 	p.clock.Lock()
 	defer p.clock.Unlock()
@@ -356,6 +357,9 @@ type runEnd struct {
 	runLimit time.Duration
 	limit    string // the resource limit that stopped the run, "" when none
 	exited   bool   // the binary exited with status 0
+	// initHung, when set, is the budget within which the binary started
+	// no case, and was stopped for it.
+	initHung time.Duration
 }
 
 // endAttempt closes the current run of the test binary: the case it was
@@ -441,6 +445,12 @@ func (p *parser) endAttempt(end runEnd) (progress bool) {
 func (p *parser) stopReason(end runEnd) string {
 	crash := p.at.scan.crash
 	switch {
+	case end.initHung > 0:
+		s := fmt.Sprintf("crashed in init: the test binary started no case within %s and was stopped", end.initHung)
+		if where := p.at.scan.hung(); len(where) > 0 {
+			s += ": " + where[0].String()
+		}
+		return s
 	case end.limit != "":
 		return "the run hit its " + end.limit + " limit before the suite reached this case"
 	case strings.HasPrefix(crash, "panic: test timed out after "):

@@ -47,6 +47,11 @@ type Report struct {
 	Build     *BuildFailure `json:"build,omitempty"`
 	Problems  []string      `json:"problems,omitempty"` // run-wide: timeouts, a binary that exited early, races outside a case
 	Cases     []CaseResult  `json:"cases"`
+
+	// Notes say, once per run, what the sandbox could not enforce on this
+	// machine (no Landlock, no PID namespace, a limit only polled): about
+	// the grading, not the submission.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // BuildFailure describes a submission that did not compile.
