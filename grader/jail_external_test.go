@@ -321,3 +321,44 @@ func Answer(c string) string { return c }
 		}
 	})
 }
+
+// TestRaceDetectorInJail grades the data-race submission with the race
+// detector each way this machine can run it: without /proc the race
+// runtime warns once that it cannot read the executable's name, and must
+// still report the race, which must reach the report as one.
+func TestRaceDetectorInJail(t *testing.T) {
+	if !raceOK() {
+		t.Skip("the race detector needs cgo")
+	}
+	for _, jc := range jailCases(t) {
+		t.Run(jc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := gradeHermetic(t, Options{Impl: submission("data-race"), Race: true, Sandbox: jc.sandbox, RunAs: jc.runAs})
+			if statuses(rep)[StatusRace] == 0 {
+				t.Errorf("statuses = %v, problems %q, want a data race", statuses(rep), rep.Problems)
+			}
+			for _, c := range rep.Cases {
+				for _, l := range c.Output {
+					if strings.Contains(l, "reading executable name failed") {
+						t.Errorf("case %s shows the race runtime's warning: %q", c.Name, l)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestJailSolutionScores grades the reference solution of lab 01 each way
+// this machine can run it: it must score 100, its passes signed by the
+// suite (the key reaches the test binary, not the launcher).
+func TestJailSolutionScores(t *testing.T) {
+	for _, jc := range jailCases(t) {
+		t.Run(jc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := gradeHermetic(t, Options{Impl: filepath.Join(kitRoot(t), "solutions", "01-claim"), Sandbox: jc.sandbox, RunAs: jc.runAs})
+			if rep.Score != rep.Total {
+				t.Errorf("solution: score %d/%d, problems %q, want %d", rep.Score, rep.Total, rep.Problems, rep.Total)
+			}
+		})
+	}
+}

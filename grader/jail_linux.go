@@ -43,7 +43,7 @@ func plainJail(s runSpec, lim Limits) (*jail, error) {
 		return nil, fmt.Errorf("%w: the launcher: %v", ErrJail, err)
 	}
 	runDir := filepath.Join(s.workDir, "run")
-	cfg := launchConfig{Mode: "run", FileSize: lim.Disk}
+	cfg := launchConfig{Mode: "run", FileSize: lim.Disk, Env: s.env}
 	if landlockABI() > 0 {
 		cfg.Landlock = true
 		cfg.Read = append(systemReadPaths(), filepath.Dir(s.binary))
@@ -96,7 +96,7 @@ func plainJail(s runSpec, lim Limits) (*jail, error) {
 		j.release()
 		return nil, err
 	}
-	cmd.Env = append(append([]string{}, s.env...), launchEnv+"="+string(data))
+	cmd.Env = []string{launchEnv + "=" + string(data)}
 	r, w, err := os.Pipe()
 	if err != nil {
 		j.release()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -47,6 +46,11 @@ type launchConfig struct {
 	// keeps it in a directory only its owner can enter).
 	UID int `json:"uid,omitempty"`
 	GID int `json:"gid,omitempty"`
+	// Env is the binary's whole environment. The launcher's own is only
+	// launchEnv: the package initializers of the grader's executable,
+	// which run before the launcher's, must not see the binary's (one
+	// would take a key meant for the test binary).
+	Env []string `json:"env,omitempty"`
 }
 
 func init() {
@@ -89,11 +93,9 @@ func launch(c launchConfig, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("launcher: no program to run")
 	}
-	env := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, launchEnv+"=") {
-			env = append(env, kv)
-		}
+	env := c.Env
+	if env == nil {
+		env = []string{}
 	}
 	// No core files: a binary stopped with SIGQUIT (a hung case) must not
 	// write one.
