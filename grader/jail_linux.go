@@ -60,6 +60,7 @@ func plainJail(s runSpec, lim Limits) (*jail, error) {
 
 	j := &jail{cmd: cmd, after: func() {}, release: func() {}}
 	j.disk = func() (int64, bool) { return dirUsage(runDir), true }
+	cgroupJail(j, lim)
 
 	var uid, gid int = -1, -1
 	if s.runAs != "" {
@@ -74,6 +75,8 @@ func plainJail(s runSpec, lim Limits) (*jail, error) {
 		cfg.UID, cfg.GID = uid, gid
 	}
 	switch {
+	case j.noCgroup == "":
+		// The cgroup is killed whole after the run.
 	case pidNamespaces():
 		// The binary is the namespace's init: when it exits, the kernel
 		// kills every process left in it before its wait returns.
@@ -82,7 +85,8 @@ func plainJail(s runSpec, lim Limits) (*jail, error) {
 		mu, _ := sweepLocks.LoadOrStore(uid, &sync.Mutex{})
 		mu.(*sync.Mutex).Lock()
 		var once sync.Once
-		j.release = func() { once.Do(mu.(*sync.Mutex).Unlock) }
+		release := j.release
+		j.release = func() { release(); once.Do(mu.(*sync.Mutex).Unlock) }
 		j.after = func() {
 			if err := sweepUser(exe, uid, gid); err != nil {
 				s.notes.add("the sweep of " + s.runAs + "'s processes after the run failed: " + err.Error())
@@ -105,6 +109,28 @@ func plainJail(s runSpec, lim Limits) (*jail, error) {
 	cmd.ExtraFiles = []*os.File{w} // launchStatusFD
 	j.status, j.statusW = r, w
 	return j, nil
+}
+
+// cgroupJail puts the jail's command in a cgroup v2 of its own when the
+// machine has one to give (see cgroupParent), killed whole after the
+// binary exits; otherwise it records why not in j.noCgroup.
+func cgroupJail(j *jail, lim Limits) {
+	parent, why := cgroupParent()
+	if parent == "" {
+		j.noCgroup = why
+		return
+	}
+	cg, err := newRunCgroup(parent, lim)
+	if err != nil {
+		j.noCgroup = "cannot make the run's cgroup: " + err.Error()
+		return
+	}
+	cg.attach(j.cmd.SysProcAttr)
+	after, release := j.after, j.release
+	j.after = func() { cg.kill(); after() }
+	j.release = func() { release(); cg.remove() }
+	j.limitHit = func() string { return cg.limitHit(lim) }
+	j.cpu = cg.cpu
 }
 
 // systemReadPaths are what a test binary may read and execute outside its

@@ -34,5 +34,8 @@ func openSandboxDisk(pid int) *os.File { return nil }
 // fsUsed is not measured outside Linux.
 func fsUsed(f *os.File) (int64, bool) { return 0, false }
 
+// cgroupJail: cgroups are Linux's.
+func cgroupJail(j *jail, lim Limits) { j.noCgroup = "not Linux" }
+
 // autogroupEnabled: the autogroup scheduler is Linux's.
 func autogroupEnabled() bool { return false }

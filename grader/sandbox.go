@@ -231,6 +231,15 @@ type jail struct {
 	after func()
 	// release is called when the run is over.
 	release func()
+	// limitHit, when set, names a limit the kernel enforced on the run
+	// (a cgroup's), "" when none.
+	limitHit func() string
+	// cpu, when set, is the CPU time of every process of the run (a
+	// cgroup's count, which a detached process does not leave).
+	cpu func() time.Duration
+	// noCgroup says why the run has no cgroup v2 of its own; empty when
+	// it has one, which holds its memory, processes and CPU share.
+	noCgroup string
 }
 
 // directJail runs the binary as it is, in a process group of its own:
@@ -312,8 +321,11 @@ func bwrapJail(s runSpec, lim Limits) (*jail, error) {
 		mu   sync.Mutex
 		root *os.File
 	)
-	j := &jail{cmd: cmd, after: func() {}}
+	j := &jail{cmd: cmd, after: func() {}, release: func() {}}
+	cgroupJail(j, lim)
+	release := j.release
 	j.release = func() {
+		release()
 		closeFiles()
 		mu.Lock()
 		defer mu.Unlock()
@@ -447,7 +459,7 @@ func runSandboxed(ctx context.Context, s runSpec, consume func(io.Reader)) (runR
 	}
 	defer j.release()
 	if !s.noLimits {
-		noteLimits(s, lim)
+		noteLimits(s, lim, j.noCgroup)
 	}
 	bin := j.cmd
 
@@ -535,11 +547,19 @@ func runSandboxed(ctx context.Context, s runSpec, consume func(io.Reader)) (runR
 		// it, which also closes the pipe for test2json.
 		killGroup(bin.Process.Pid)
 		j.after()
-		if !s.noLimits && j.disk != nil && diskFull() {
-			// Filled, and exited before a measure saw it.
+		if !s.noLimits {
+			// A limit the kernel enforced (an OOM kill), or a disk
+			// filled by a binary that exited before a measure saw it.
+			hit := ""
+			if j.limitHit != nil {
+				hit = j.limitHit()
+			}
+			if hit == "" && j.disk != nil && diskFull() {
+				hit = fmt.Sprintf("disk (%d MiB)", lim.Disk>>20)
+			}
 			mu.Lock()
 			if limit == "" {
-				limit = fmt.Sprintf("disk (%d MiB)", lim.Disk>>20)
+				limit = hit
 			}
 			mu.Unlock()
 		}
@@ -613,7 +633,15 @@ func runSandboxed(ctx context.Context, s runSpec, consume func(io.Reader)) (runR
 				if s.noLimits {
 					continue
 				}
+				if j.limitHit != nil {
+					if hit := j.limitHit(); hit != "" {
+						stop(hit)
+					}
+				}
 				u := treeUsage(bin.Process.Pid)
+				if j.cpu != nil {
+					u.cpu = j.cpu()
+				}
 				switch {
 				case u.rss > lim.Memory:
 					stop(fmt.Sprintf("memory (%d MiB)", lim.Memory>>20))
@@ -645,16 +673,20 @@ func runSandboxed(ctx context.Context, s runSpec, consume func(io.Reader)) (runR
 }
 
 // noteLimits records, once per run, the limits this machine cannot hold
-// as Limits asks (there is no cgroup v2 here to hold them).
-func noteLimits(s runSpec, lim Limits) {
-	s.notes.add(fmt.Sprintf("memory (%d MiB) is the resident memory of the test binary's processes, polled every 50 ms: no cgroup v2 memory controller here to hold it", lim.Memory>>20))
+// as Limits asks: without a cgroup (noCgroup says why not) memory is
+// polled and the CPU shared by the scheduler alone.
+func noteLimits(s runSpec, lim Limits, noCgroup string) {
 	if s.sandbox != SandboxBwrap {
 		s.notes.add(fmt.Sprintf("disk (%d MiB): without bubblewrap no file may be larger (RLIMIT_FSIZE) and the run's directory is measured every 250 ms; there is no quota", lim.Disk>>20))
 	}
+	if noCgroup == "" {
+		return
+	}
+	s.notes.add(fmt.Sprintf("no cgroup v2 for the run (%s): memory (%d MiB) is the resident memory of its processes, polled every 50 ms", noCgroup, lim.Memory>>20))
 	if autogroupEnabled() {
-		s.notes.add("CPU: each test binary is a session of its own, which the kernel's autogroup scheduler gives an equal share (no cgroup v2 cpu controller here)")
+		s.notes.add("CPU: each test binary is a session of its own, which the kernel's autogroup scheduler gives an equal share")
 	} else {
-		s.notes.add("CPU: no cgroup v2 cpu controller and no autogroup here: a submission that spins every core slows the ones graded beside it (each case's time budget still holds)")
+		s.notes.add("CPU: no cgroup and no autogroup here: a submission that spins every core slows the ones graded beside it (each case's time budget still holds)")
 	}
 }
 
