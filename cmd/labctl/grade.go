@@ -60,11 +60,12 @@ submission are ignored: the kit's own tests always run.
 Each submission is graded in a scratch copy of the kit without solutions/
 (never in this checkout), its test binary run under bubblewrap when
 --sandbox allows, or else confined by Landlock (where the kernel has it)
-and run as --run-as, within memory, disk, CPU, output and time limits; no
-process it starts outlives it. A case still
-running after --case-timeout is stopped and counts as a timeout, naming the
-line of the student's code each goroutine was at (blocked or spinning); a
-case during which the binary crashes counts as crashed. The cases after
+and run as --run-as, within memory, disk, CPU, output and time limits. A
+case still running after --case-timeout is stopped and counts as a
+timeout, naming the line of the student's code each goroutine was at
+(blocked or spinning); a binary that starts no case by then is stopped
+so too, as crashed in init; a case during which the binary crashes
+counts as crashed. The cases after
 either run again in a fresh process, so one hang or crash costs one case.
 
 For each student it writes OUT/<folder>/feedback.md, feedback.html,
