@@ -52,6 +52,7 @@ func plainJail(s runSpec, lim Limits) (*jail, error) {
 	} else {
 		s.notes.add("no Landlock on this kernel: without bubblewrap the test binary could read /proc (its own memory included) and every file its user may read, and write wherever its user may")
 	}
+	s.notes.add("without bubblewrap the test binary has this machine's network")
 	cmd := exec.Command(exe, append([]string{s.binary}, s.args...)...)
 	cmd.Args[0] = "labkit-launcher"
 	cmd.Dir = runDir
