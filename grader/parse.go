@@ -244,6 +244,9 @@ func (p *parser) handle(e event) {
 		return
 	}
 	out := strings.TrimRight(e.Output, "\n")
+	if sanitizerNoiseRE.MatchString(out) {
+		return // the race runtime, which finds no /proc in the sandbox
+	}
 	if e.Test == "" {
 		switch e.Action {
 		case "output":
@@ -346,6 +349,9 @@ var (
 	// "redis: 2026/11/29 10:29:30 pool.go:770: ..."), which are noise next to
 	// the suite's messages.
 	libLogRE = regexp.MustCompile(`^\s*\w+: \d{4}/\d\d/\d\d \d\d:\d\d:\d\d `)
+	// sanitizerNoiseRE matches the race runtime's warning, at its start,
+	// that it could not read its executable's name from /proc.
+	sanitizerNoiseRE = regexp.MustCompile(`^==\d+==WARNING: reading executable name failed`)
 )
 
 // runEnd says how one run of the test binary ended, beyond its output.
