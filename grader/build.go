@@ -85,6 +85,8 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 		sandbox: opts.Sandbox,
 		limits:  opts.Limits,
 		pkg:     kit.Module + "/labs/" + opts.Lab.Dir,
+		runAs:   opts.RunAs,
+		notes:   &noteSet{},
 	}
 	home, tmp := filepath.Join(work, "run", "home"), filepath.Join(work, "run", "tmp")
 	path := os.Getenv("PATH")
@@ -129,6 +131,7 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 	}
 	runTime := time.Since(runStart)
 	rep := p.report("")
+	rep.Notes = spec.notes.all()
 	if kit.Attests {
 		confirmAttested(p, rep)
 	}

@@ -123,11 +123,12 @@ func (p *parser) newAttempt(key []byte) {
 	p.at = attemptState{n: p.attempts, scan: newStackScan(p.labRel())}
 	p.key = key
 	p.clock.Lock()
-	p.clock.running = ""
+	p.clock.running, p.clock.since = "", time.Time{}
 	p.clock.Unlock()
 }
 
-// running returns the case running now and since when ("" when none).
+// running returns the case running now and since when ("" when none);
+// the time is zero until a case has started in this run.
 func (p *parser) running() (string, time.Time) {
 	p.clock.Lock()
 	defer p.clock.Unlock()
@@ -277,8 +278,8 @@ func (p *parser) handle(e event) {
 		return
 	}
 	out := strings.TrimRight(e.Output, "\n")
-	if sanitizerNoProc.MatchString(out) {
-		return // the race runtime's note that the sandbox has no /proc
+	if sanitizerNoiseRE.MatchString(out) {
+		return // the race runtime, which finds no /proc in the sandbox
 	}
 	if e.Action == "output" {
 		// Wherever test2json puts a line (a case's output, the top-level
@@ -381,15 +382,15 @@ func (p *parser) runningCase() *caseState {
 }
 
 var (
-	// sanitizerNoProc matches the line the race runtime prints at start
-	// when it cannot read /proc/self/exe, as in the sandbox.
-	sanitizerNoProc = regexp.MustCompile(`^==\d+==WARNING: reading executable name failed`)
-	compileErrRE    = regexp.MustCompile(`^(?:\./|[^\s:]*/)?([^\s/:]+\.go):(\d+)(?::(\d+))?: (.*)$`)
-	fileLineRE      = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
+	compileErrRE = regexp.MustCompile(`^(?:\./|[^\s:]*/)?([^\s/:]+\.go):(\d+)(?::(\d+))?: (.*)$`)
+	fileLineRE   = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
 	// libLogRE matches log lines a library prints on its own (go-redis's
 	// "redis: 2026/11/29 10:29:30 pool.go:770: ..."), which are noise next to
 	// the suite's messages.
 	libLogRE = regexp.MustCompile(`^\s*\w+: \d{4}/\d\d/\d\d \d\d:\d\d:\d\d `)
+	// sanitizerNoiseRE matches the race runtime's warning, at its start,
+	// that it could not read its executable's name from /proc.
+	sanitizerNoiseRE = regexp.MustCompile(`^==\d+==WARNING: reading executable name failed`)
 )
 
 // runEnd says how one run of the test binary ended, beyond its output.
@@ -401,6 +402,9 @@ type runEnd struct {
 	runLimit time.Duration
 	limit    string // the resource limit that stopped the run, "" when none
 	exited   bool   // the binary exited with status 0
+	// initHung, when set, is the budget within which the binary started
+	// no case, and was stopped for it.
+	initHung time.Duration
 }
 
 // endAttempt closes the current run of the test binary: the case it was
@@ -486,6 +490,12 @@ func (p *parser) endAttempt(end runEnd) (progress bool) {
 func (p *parser) stopReason(end runEnd) string {
 	crash := p.at.scan.crash
 	switch {
+	case end.initHung > 0:
+		s := fmt.Sprintf("crashed in init: the test binary started no case within %s and was stopped", end.initHung)
+		if where := p.at.scan.hung(); len(where) > 0 {
+			s += ": " + where[0].String()
+		}
+		return s
 	case end.limit != "":
 		return "the run hit its " + end.limit + " limit before the suite reached this case"
 	case strings.HasPrefix(crash, "panic: test timed out after "):

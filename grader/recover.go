@@ -83,6 +83,9 @@ func runAndRecover(ctx context.Context, p *parser, o recoverOptions, run binaryR
 		if atDeadline {
 			end.runLimit = o.total
 		}
+		if w.inInit {
+			end.initHung = o.caseTimeout
+		}
 		progress := p.endAttempt(end)
 		if len(p.remaining()) == 0 || !progress {
 			return nil
@@ -119,6 +122,9 @@ type watchdog struct {
 	mu         sync.Mutex
 	hung       string // the case it stopped the binary for
 	atDeadline bool   // it stopped it for the run's deadline
+	// inInit says it stopped a binary that started no case within the
+	// budget (a loop or a wait in an init function); read after stop.
+	inInit bool
 }
 
 func newWatchdog(p *parser, budget time.Duration, deadline time.Time) *watchdog {
@@ -141,16 +147,28 @@ func (w *watchdog) watch() {
 	defer w.wg.Done()
 	tick := time.NewTicker(min(max(w.budget/20, 10*time.Millisecond), 250*time.Millisecond))
 	defer tick.Stop()
-	var quit func()
+	var (
+		quit      func()
+		startedAt time.Time // when the binary started
+	)
 	for {
 		select {
 		case <-w.done:
 			return
 		case q := <-w.quit:
-			quit = q
+			quit, startedAt = q, time.Now()
 		case <-tick.C:
 			name, since := w.p.running()
 			now := time.Now()
+			if quit != nil && name == "" && since.IsZero() && (now.Sub(startedAt) >= w.budget || !now.Before(w.deadline)) {
+				// No case has started: the binary is stuck before
+				// the suite, in the code's init.
+				w.mu.Lock()
+				w.inInit = true
+				w.mu.Unlock()
+				quit()
+				return
+			}
 			if quit == nil || name == "" || (now.Sub(since) < w.budget && now.Before(w.deadline)) {
 				continue
 			}

@@ -52,6 +52,10 @@ type Report struct {
 	Problems  []string      `json:"problems,omitempty"` // run-wide: timeouts, a binary that exited early, races outside a case
 	Cases     []CaseResult  `json:"cases"`
 
+	// Notes say, once per run, what the sandbox could not enforce on this
+	// machine (no Landlock, no PID namespace, a limit only polled): about
+	// the grading, not the submission.
+	Notes []string `json:"notes,omitempty"`
 	// unclean is set when the run itself went wrong beyond its cases (the
 	// package failed with every case passing, a problem outside any
 	// case): such a run does not count as passed.

@@ -67,6 +67,9 @@ type Options struct {
 	Kit     *Kit
 	Sandbox Sandbox
 	Limits  Limits
+	// RunAs is the user the test binary runs as without bubblewrap (see
+	// ResolveRunAs); empty means the grader's own.
+	RunAs string
 }
 
 // ErrNoGo is returned when the go command cannot be started.

@@ -381,7 +381,182 @@ func init() { sign.Case(&testing.T{}, "results_returned_unchanged", true) }
 		writeTree(tb, filepath.Join(dir, "forges-through-proc-mem"), goFiles(tb, filepath.Join(subs, "forges-through-proc-mem"), false))
 		want["forges-through-proc-mem"] = expect{lab: 1, score: "0"}
 	}
+	for name, sub := range jailAttacks(tb, root, tag) {
+		writeTree(tb, filepath.Join(dir, name), sub.files)
+		want[name] = sub.want
+	}
 	return want
+}
+
+// jailAttack is a submission that attacks the jail a test binary runs
+// in, and what it must score.
+type jailAttack struct {
+	files map[string][]byte
+	want  expect
+}
+
+// jailAttacks are the submissions that try the jail's limits: filling
+// /tmp (a tmpfs in the sandbox, RAM) and the run's directory (the disk),
+// which the disk limit stops in init (0); spinning every core while each
+// case hangs, for the run's whole time limit (0), while the honest
+// submissions graded beside it must still score what they score; and a
+// correct store (100) whose init detaches a copy of its test binary with
+// setsid, which a second later tries to write under /tmp, $HOME and the
+// kit checkout: no process of it may outlive its run (lateWrites lists
+// the files that must never appear).
+func jailAttacks(tb testing.TB, root, tag string) map[string]jailAttack {
+	tb.Helper()
+	claimSol := goFiles(tb, filepath.Join(root, "solutions", "01-claim"), false)
+	withSol := func(name, src string) map[string][]byte {
+		files := map[string][]byte{name: []byte(src)}
+		for n, d := range claimSol {
+			files[n] = d
+		}
+		return files
+	}
+	fill := func(dir string) string {
+		return fmt.Sprintf(`package claim
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// init writes 1 MiB files until it cannot, then waits.
+func init() {
+	chunk := make([]byte, 1<<20)
+	for i := 0; ; i++ {
+		if err := os.WriteFile(fmt.Sprintf("%%s/fill%%d", %s, i), chunk, 0o644); err != nil {
+			break
+		}
+	}
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+`, dir)
+	}
+	var late []string
+	for _, p := range lateWrites(tb, root, tag) {
+		late = append(late, strconv.Quote(p))
+	}
+	return map[string]jailAttack{
+		"fills-tmp":  {withSol("hostile.go", fill("os.TempDir()")), expect{lab: 1, score: "0", limit: "disk"}},
+		"fills-disk": {withSol("hostile.go", fill(`"."`)), expect{lab: 1, score: "0", limit: "disk"}},
+		"cpu-hog": {map[string][]byte{"claim.go": []byte(`package claim
+
+import (
+	"context"
+	"errors"
+	"runtime"
+)
+
+var ErrInProgress = errors.New("in progress")
+
+type Store struct{}
+
+func New() *Store { return &Store{} }
+
+// init spins four goroutines per CPU, forever.
+func init() {
+	for i := 0; i < 4*runtime.NumCPU(); i++ {
+		go func() {
+			n := 0
+			for {
+				n++
+			}
+		}()
+	}
+}
+
+// Do spins too, and never returns: every case runs to its budget.
+func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {
+	n := 0
+	for {
+		n++
+	}
+}
+`)}, expect{lab: 1, score: "0"}},
+		"setsid-rewrite": {withSol("hostile.go", fmt.Sprintf(`package claim
+
+import (
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// init starts a copy of the test binary in a session of its own, which
+// waits a second (the run is over by then) and writes, and stays.
+func init() {
+	if os.Getenv("LABKIT_DETACHED") != "" {
+		time.Sleep(time.Second)
+		for _, p := range []string{%s} {
+			os.WriteFile(p, []byte("package claimsuite\n\nfunc init() { panic(\"rewritten after the run\") }\n"), 0o644)
+		}
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$", %q)
+	cmd.Env = append(os.Environ(), "LABKIT_DETACHED=1")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Start()
+}
+`, strings.Join(late, ", "), tag)), expect{lab: 1, score: "0"}}, // refused before the build: lab 01 allows neither os/exec nor syscall (grader's TestDetachedChildDies checks the layer beneath)
+	}
+}
+
+// lateWrites are the files the setsid-rewrite submission's detached
+// process writes a second after its start, when it is still alive.
+func lateWrites(tb testing.TB, root, tag string) []string {
+	tb.Helper()
+	home, _ := os.UserHomeDir()
+	return []string{"/tmp/" + tag + "-late", filepath.Join(home, tag+"-late"), filepath.Join(root, "suites", "claimsuite", tag+"_late.go")}
+}
+
+// survivors lists the processes whose command line holds tag (on Linux;
+// nil elsewhere).
+func survivors(tb testing.TB, tag string) []int {
+	tb.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cmdline, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && bytes.Contains(cmdline, []byte(tag)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// checkNothingSurvived fails when a process of the class is left, and,
+// a little over a second later, when one of lateWrites appeared.
+func checkNothingSurvived(t *testing.T, root, tag string) {
+	t.Helper()
+	if left := survivors(t, tag); len(left) > 0 {
+		for _, pid := range left {
+			if p, err := os.FindProcess(pid); err == nil {
+				p.Kill()
+			}
+		}
+		t.Errorf("processes %v of the class outlived the grading", left)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	for _, p := range lateWrites(t, root, tag) {
+		if _, err := os.Stat(p); err == nil {
+			os.Remove(p)
+			t.Errorf("a detached process wrote %s after its run", p)
+		}
+	}
 }
 
 // TestHostileClass is the acceptance test of class grading, as an
@@ -408,7 +583,7 @@ func TestHostileClass(t *testing.T) {
 
 	// --timeout bounds each submission's lab, reruns included: the one that
 	// hangs once needs the case budget (10s) and a second run.
-	args := []string{"grade", class, "--out", out, "--timeout", "30s", "--memory", "512"}
+	args := []string{"grade", class, "--out", out, "--timeout", "30s", "--memory", "512", "--disk", "64"}
 	if j := os.Getenv("LABKIT_CLASS_JOBS"); j != "" {
 		args = append(args, "--jobs", j)
 	}
@@ -418,6 +593,76 @@ func TestHostileClass(t *testing.T) {
 	if r.code != 1 {
 		t.Errorf("grade: exit %d, want 1 (some submissions cannot be graded)\n%s", r.code, r.stderr)
 	}
+	runs := checkGrades(t, out, want)
+	checkNothingSurvived(t, root, tag)
+	jobs := os.Getenv("LABKIT_CLASS_JOBS")
+	if jobs == "" {
+		jobs = "default"
+	}
+	t.Logf("graded %d submissions (%d lab runs) over %d labs in %.1fs with --jobs %s: %.2fs per submission-lab",
+		len(want), runs, len(course.Built()), took.Seconds(), jobs, took.Seconds()/float64(max(runs, 1)))
+
+	// In CI the checkout is a fresh clone nobody else writes to.
+	if changed := changedFiles(before, treeHash(t, root)); len(changed) > 0 {
+		t.Errorf("the kit checkout changed while grading: %v", changed)
+	}
+	for _, p := range []string{"/tmp/" + tag, filepath.Join(home, tag), filepath.Join(root, "suites", "claimsuite", tag+".go")} {
+		if _, err := os.Stat(p); err == nil {
+			os.Remove(p)
+			if sb, _, _ := grader.ResolveSandbox("auto"); sb == grader.SandboxBwrap {
+				t.Errorf("a submission wrote %s", p)
+			}
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the grader left %d entries in its scratch space %s (%s, ...)", len(left), tmp, left[0].Name())
+	}
+
+	again := t.TempDir()
+	writeTree(t, filepath.Join(again, "reference"), goFiles(t, filepath.Join(root, "solutions", "01-claim"), false))
+	r = labctl(t, root, "grade", "1", again, "--out", filepath.Join(again, "out"))
+	if r.code != 0 {
+		t.Fatalf("second grading of the reference: exit %d\n%s", r.code, r.stderr)
+	}
+	if row := readGradebook(t, filepath.Join(again, "out"))["reference"]; row[3] != "100" {
+		t.Errorf("second grading of the reference solution: %v, want 100", row)
+	}
+
+	// Without bubblewrap, as on Gradescope's docker: the launcher's jail
+	// (Landlock where the kernel has it, nobody when root, a PID namespace
+	// or the sweep of nobody's processes) must hold the same attacks.
+	plain := t.TempDir()
+	plainWant := map[string]expect{"reference": {lab: 1, score: "100"}}
+	writeTree(t, filepath.Join(plain, "reference"), goFiles(t, filepath.Join(root, "solutions", "01-claim"), false))
+	for name, sub := range jailAttacks(t, root, tag) {
+		if name != "cpu-hog" { // the run's whole time limit, for nothing new here
+			writeTree(t, filepath.Join(plain, name), sub.files)
+			plainWant[name] = sub.want
+		}
+	}
+	if os.Geteuid() == 0 {
+		// nobody passes through TMPDIR's parent, t.TempDir's own, to
+		// reach the scratch space.
+		if err := os.Chmod(filepath.Dir(tmp), 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plainOut := filepath.Join(plain, "out")
+	r = labctl(t, root, "grade", "1", plain, "--out", plainOut, "--sandbox", "off", "--timeout", "30s", "--disk", "64")
+	if r.code != 0 {
+		t.Errorf("grading without bwrap: exit %d, want 0\n%s", r.code, r.stderr)
+	}
+	checkGrades(t, plainOut, plainWant)
+	checkNothingSurvived(t, root, tag)
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the grader left %d entries in its scratch space %s without bwrap (%s, ...)", len(left), tmp, left[0].Name())
+	}
+}
+
+// checkGrades checks the grades in out against want, and returns how many
+// lab runs it checked.
+func checkGrades(t *testing.T, out string, want map[string]expect) int {
+	t.Helper()
 	book := readGradebook(t, out)
 	if len(book) != len(want) {
 		t.Errorf("gradebook has %d students, want %d", len(book), len(want))
@@ -484,38 +729,7 @@ func TestHostileClass(t *testing.T) {
 			e.check(t, filepath.Join(out, row[1]))
 		}
 	}
-	jobs := os.Getenv("LABKIT_CLASS_JOBS")
-	if jobs == "" {
-		jobs = "default"
-	}
-	t.Logf("graded %d submissions (%d lab runs) over %d labs in %.1fs with --jobs %s: %.2fs per submission-lab",
-		len(want), runs, len(course.Built()), took.Seconds(), jobs, took.Seconds()/float64(max(runs, 1)))
-
-	// In CI the checkout is a fresh clone nobody else writes to.
-	if changed := changedFiles(before, treeHash(t, root)); len(changed) > 0 {
-		t.Errorf("the kit checkout changed while grading: %v", changed)
-	}
-	for _, p := range []string{"/tmp/" + tag, filepath.Join(home, tag), filepath.Join(root, "suites", "claimsuite", tag+".go")} {
-		if _, err := os.Stat(p); err == nil {
-			os.Remove(p)
-			if sb, _, _ := grader.ResolveSandbox("auto"); sb == grader.SandboxBwrap {
-				t.Errorf("a submission wrote %s", p)
-			}
-		}
-	}
-	if left, _ := os.ReadDir(tmp); len(left) > 0 {
-		t.Errorf("the grader left %d entries in its scratch space %s (%s, ...)", len(left), tmp, left[0].Name())
-	}
-
-	again := t.TempDir()
-	writeTree(t, filepath.Join(again, "reference"), goFiles(t, filepath.Join(root, "solutions", "01-claim"), false))
-	r = labctl(t, root, "grade", "1", again, "--out", filepath.Join(again, "out"))
-	if r.code != 0 {
-		t.Fatalf("second grading of the reference: exit %d\n%s", r.code, r.stderr)
-	}
-	if row := readGradebook(t, filepath.Join(again, "out"))["reference"]; row[3] != "100" {
-		t.Errorf("second grading of the reference solution: %v, want 100", row)
-	}
+	return runs
 }
 
 // leakCopy is lab 01's actor-style store from the suite's own test file in

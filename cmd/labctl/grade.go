@@ -47,6 +47,8 @@ type gradeOpts struct {
 	// report, when set, receives the graded class before runGrade
 	// returns; the --format output is made from it.
 	report func(students []gradebook.Student, o gradebook.Options) error
+	disk   int
+	runAs  string
 }
 
 var gradeCmd = &command{
@@ -63,10 +65,13 @@ submission are ignored: the kit's own tests always run.
 
 Each submission is graded in a scratch copy of the kit without solutions/
 (never in this checkout), its test binary run under bubblewrap when
---sandbox allows, within memory, CPU, output and time limits. A case still
-running after --case-timeout is stopped and counts as a timeout, naming the
-line of the student's code each goroutine was at (blocked or spinning); a
-case during which the binary crashes counts as crashed. The cases after
+--sandbox allows, or else confined by Landlock (where the kernel has it)
+and run as --run-as, within memory, disk, CPU, output and time limits. A
+case still running after --case-timeout is stopped and counts as a
+timeout, naming the line of the student's code each goroutine was at
+(blocked or spinning); a binary that starts no case by then is stopped
+so too, as crashed in init; a case during which the binary crashes
+counts as crashed. The cases after
 either run again in a fresh process, so one hang or crash costs one case.
 
 For each student it writes OUT/<folder>/feedback.md, feedback.html,
@@ -104,6 +109,8 @@ GitHub Classroom's autograding reporter to the step output "result"
 		fs.BoolVar(&o.force, "force", false, "regrade every submission, even those graded before with the same inputs")
 		fs.StringVar(&o.docsURL, "docs-url", "", "where the course site is hosted; feedback links there instead of OUT/docs/")
 		fs.IntVar(&o.memory, "memory", 2048, "resident memory each run may use, in MiB")
+		fs.IntVar(&o.disk, "disk", grader.DefaultDisk>>20, "what each run may write (its directory and /tmp), in MiB")
+		fs.StringVar(&o.runAs, "run-as", "", "user test binaries run as without bwrap (the grader must be root; default nobody when it is)")
 		fs.StringVar(&o.weights, "weights", "", "per-lab weights in the total, e.g. 1=1,2=2 (default 1 each)")
 		fs.StringVar(&o.format, "format", "", "print the one submission's result for a platform: gradescope or classroom")
 		return func(ctx context.Context, e *env, args []string) error { return runGrade(ctx, e, o, args) }
@@ -237,6 +244,13 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 	if o.memory <= 0 {
 		return usagef("grade: --memory %d: want a number of MiB above 0", o.memory)
 	}
+	if o.disk <= 0 {
+		return usagef("grade: --disk %d: want a number of MiB above 0", o.disk)
+	}
+	runAs, err := grader.ResolveRunAs(o.runAs, sandbox)
+	if err != nil {
+		return usagef("grade: --run-as: %v", err)
+	}
 	jobs := o.jobs
 	if jobs <= 0 {
 		jobs = max(1, runtime.NumCPU())
@@ -310,8 +324,11 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		}
 		students[i] = st
 	}
-	flagsKey := fmt.Sprintf("race=%v timeout=%s case-timeout=%s seed=%s sandbox=%s redis=%v memory=%d", race, o.timeout, o.caseTimeout, o.seed, sandbox, o.redis != "", o.memory)
+	flagsKey := fmt.Sprintf("race=%v timeout=%s case-timeout=%s seed=%s sandbox=%s redis=%v memory=%d disk=%d run-as=%s", race, o.timeout, o.caseTimeout, o.seed, sandbox, o.redis != "", o.memory, o.disk, runAs)
 	sandboxWord := string(sandbox)
+	if runAs != "" {
+		sandboxWord += " (as " + runAs + ")"
+	}
 	fmt.Fprintf(e.stderr, "grading %d submissions over %d lab(s) (%d runs), %d at a time, sandbox %s, kit %s\n", len(subs), len(labs), len(todo), jobs, sandboxWord, kit.Commit)
 
 	var (
@@ -342,7 +359,7 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		if !cached {
 			r.Report, r.Err = grader.RunGoTest(ctx, grader.Options{Root: root, Lab: lab.Lab, Impl: dir, Target: sub.Student,
 				Race: race, Timeout: o.timeout, CaseTimeout: o.caseTimeout, Env: extraEnv, Seed: o.seed, Kit: kit, Sandbox: sandbox,
-				Limits: grader.Limits{Memory: int64(o.memory) << 20}})
+				Limits: grader.Limits{Memory: int64(o.memory) << 20, Disk: int64(o.disk) << 20}, RunAs: runAs})
 			if r.Err == nil && keyErr == nil && ctx.Err() == nil {
 				data, _ := json.Marshal(cacheEntry{Key: key, Report: r.Report})
 				_ = os.MkdirAll(filepath.Dir(cachePath), 0o755)

@@ -209,6 +209,8 @@ func TestGradeUsage(t *testing.T) {
 		{[]string{"grade", "--labs", "1", "1", "x"}, "either LAB or --labs"},
 		{[]string{"grade", "--sandbox", "maybe", root}, "want auto, bwrap or off"},
 		{[]string{"grade", "--weights", "1=x", root}, "--weights"},
+		{[]string{"grade", "--disk", "0", root}, "--disk"},
+		{[]string{"grade", "--sandbox", "off", "--run-as", "no-such-user-here", root}, "--run-as"},
 	} {
 		r := labctl(t, root, tt.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
