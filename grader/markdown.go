@@ -218,6 +218,11 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 			b.WriteString(fence(strings.Split(rest, "\n")))
 		}
 	}
+	for _, n := range rep.Notes {
+		// About the grading machine, not the submission: what its sandbox
+		// could not enforce on this run.
+		fmt.Fprintf(&b, "> **Grading note:** %s\n\n", EscapeInline(n))
+	}
 
 	if rep.Build == nil && noneRan(rep) && len(rep.Problems) > 0 {
 		b.WriteString("## Not run\n\n")

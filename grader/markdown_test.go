@@ -172,3 +172,16 @@ func TestTimelineLabel(t *testing.T) {
 		t.Errorf("feedback on the real clock labels its timeline wrong:\n%s", md)
 	}
 }
+
+// TestMarkdownShowsGradingNotes: what the sandbox could not enforce on this
+// machine is said in the feedback, once per note.
+func TestMarkdownShowsGradingNotes(t *testing.T) {
+	lab := Lab{Lab: rubric.Lab{Number: 1, Title: "T", Cases: []rubric.Case{{Name: "a", Points: 100}}}}
+	rep := &Report{Lab: 1, Title: "T", Total: 100, Race: true, Cases: []CaseResult{{Name: "a", Points: 100, Status: StatusPass}},
+		Notes: []string{"no Landlock on this machine: the run could read /proc"}}
+	rep.Finalize(lab)
+	md := Markdown(rep, lab, MarkdownOptions{})
+	if n := strings.Count(md, "**Grading note:** no Landlock on this machine"); n != 1 {
+		t.Errorf("Markdown() has the note %d times, want once:\n%s", n, md)
+	}
+}
