@@ -10,10 +10,11 @@ COUNT   ?= 50
 PKGS = $(shell $(GO) list ./... | grep -v -e '/labs/')
 SOLUTIONS = $(sort $(wildcard solutions/[0-9]*))
 
-.PHONY: test vet unit verify fixtures mutate check stress bench docs e2e class help
+.PHONY: test quick vet unit verify fixtures mutate check stress bench docs e2e class starters help
 
 help:
 	@echo "make test    unit tests of every package, then labctl verify (what CI runs)"
+	@echo "make quick   the unit tests with -short and without -race: a kit developer's loop"
 	@echo "make class   grade the hostile class of submissions over every lab (minutes; CI runs it)"
 	@echo "make check   LAB=1: check your lab, as go run ./cmd/labctl check does"
 	@echo "make stress  each solution's suite COUNT=$(COUNT) times with -race"
@@ -22,8 +23,14 @@ help:
 	@echo "make e2e     the docs site in headless Chromium (installs Debian's chromium when missing)"
 	@echo "make mutate  mutation-test every reference solution (gremlins, pinned in tools/go.mod)"
 	@echo "make fixtures  run each suite's independent wrong and correct programs"
+	@echo "make starters  copy labs/*'s starters into course/starters (after changing a starter)"
 
 test: vet unit verify
+
+# quick skips the tests that run whole suites (testing.Short) and the race
+# detector: minutes, not the quarter hour of make test.
+quick:
+	$(GO) test -short -count=1 $(PKGS)
 
 vet:
 	$(GO) vet ./...
@@ -63,3 +70,10 @@ docs:
 
 e2e:
 	bash .ci/e2e.sh
+
+# The kit's own tests grade the pristine starters in course/starters, never
+# labs/, where a learner's work replaces them. Run after changing a starter.
+starters:
+	@set -e; rm -rf course/starters; for f in $$(git ls-files 'labs/*.go' | grep -v '_test\.go$$'); do \
+		d=course/starters/$$(basename $$(dirname $$f)); mkdir -p $$d; cp $$f $$d/$$(basename $$f).txt; \
+	done

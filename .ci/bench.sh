@@ -24,6 +24,19 @@ for dir in solutions/[0-9]*; do
 done
 
 echo
+echo "== model cases with -race (each case's elapsed time, $runs runs; the goal is under 1 s)"
+for dir in solutions/[0-9]*; do
+  out=$(for _ in $(seq "$runs"); do
+    go test -race -count=1 -json -run '/(random_call_sequences_follow_the_rules|concurrent_calls_are_linearizable)$' "./$dir/" 2>/dev/null \
+      | awk -F'"Test":"' '/"Action":"pass"/ && /"Elapsed":/ {split($2,n,/"/); split(n[1],c,"/"); if (c[2] != "") {split($0,e,/"Elapsed":/); split(e[2],v,/[,}]/); print c[2], v[1]}}'
+  done | awk '{t[$1]=t[$1] " " $2} END {for (c in t) print c ":" t[c] " s"}' | sort)
+  if [ -n "$out" ]; then
+    echo "$dir:"
+    echo "$out" | sed 's/^/  /'
+  fi
+done
+
+echo
 echo "== virtual time"
 go test -count=1 -v -run TestHoursOfVirtualTimeTakeMilliseconds ./fakeclock/ | grep "of real time" | sed 's/^ *fakeclock_test.go:[0-9]*: //'
 

@@ -114,6 +114,31 @@ var labs = []Lab{
 //go:embed shims/*.go.txt
 var shims embed.FS
 
+// starters holds each lab's pristine starter files, starters/DIR/NAME.txt
+// for labs/DIR/NAME: a copy of what the kit ships in labs/, so that the
+// kit's own tests never grade a learner's work in progress (make starters
+// copies labs/ here; TestStartersMatchTheFilesOnDisk keeps them equal).
+//
+//go:embed starters
+var starters embed.FS
+
+// starterOf reads the lab's pristine starter files from starters.
+func starterOf(dir string) map[string]string {
+	entries, err := starters.ReadDir("starters/" + dir)
+	if err != nil {
+		panic(fmt.Sprintf("course: lab %s has no pristine starter in course/starters: %v", dir, err))
+	}
+	files := map[string]string{}
+	for _, e := range entries {
+		data, err := starters.ReadFile("starters/" + dir + "/" + e.Name())
+		if err != nil {
+			panic(fmt.Sprintf("course: %v", err))
+		}
+		files[strings.TrimSuffix(e.Name(), ".txt")] = string(data)
+	}
+	return files
+}
+
 func built(r rubric.Lab, f flags, imports ...string) Lab {
 	dir := fmt.Sprintf("%02d-%s", r.Number, r.Slug)
 	shim, err := shims.ReadFile("shims/" + dir + ".go.txt")
@@ -126,6 +151,7 @@ func built(r rubric.Lab, f flags, imports ...string) Lab {
 			Dir:            dir,
 			TestFile:       r.Slug + "_test.go",
 			Shim:           string(shim),
+			Starter:        starterOf(dir),
 			Fixtures:       "suites/" + r.Slug + "suite/testdata",
 			InstrumentSync: f&schedulesSync != 0,
 			Imports:        slices.Sorted(slices.Values(append(slices.Clone(stdImports), imports...))),

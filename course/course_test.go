@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -41,6 +42,68 @@ func TestShimsMatchTheFilesOnDisk(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStartersMatchTheFilesOnDisk: course/starters is a copy of the
+// starters the kit ships in labs/ (make starters writes it). labs/ is the
+// learner's workspace, so a lab folder that holds someone's work is not
+// the kit's: the comparison runs only on a lab folder git says is as the
+// kit committed it, HEAD and its upstream alike (a fresh clone, CI).
+func TestStartersMatchTheFilesOnDisk(t *testing.T) {
+	root := kitRoot(t)
+	for _, lab := range Built() {
+		dir := filepath.Join("labs", lab.Dir)
+		if why := worked(root, dir); why != "" {
+			t.Logf("%s not compared with course/starters: %s", dir, why)
+			continue
+		}
+		onDisk, _ := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		names := map[string]bool{}
+		for _, f := range onDisk {
+			if name := filepath.Base(f); !strings.HasSuffix(name, "_test.go") {
+				names[name] = true
+			}
+		}
+		for name := range lab.Starter {
+			names[name] = true
+		}
+		for name := range names {
+			got, err := os.ReadFile(filepath.Join(root, dir, name))
+			want, ok := lab.Starter[name]
+			switch {
+			case err != nil:
+				t.Errorf("course/starters/%s/%s.txt has no %s/%s on disk; run make starters", lab.Dir, name, dir, name)
+			case !ok:
+				t.Errorf("%s/%s is not in course/starters/%s; run make starters", dir, name, lab.Dir)
+			case string(got) != want:
+				t.Errorf("%s/%s differs from course/starters/%s/%s.txt; run make starters", dir, name, lab.Dir, name)
+			}
+		}
+	}
+}
+
+// worked says why dir may hold a learner's work rather than the kit's
+// starter: no git to ask, changes against HEAD, or a HEAD whose dir
+// differs from its upstream (work committed locally); "" when dir is as
+// the kit committed it.
+func worked(root, dir string) string {
+	git := func(args ...string) error {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		return cmd.Run()
+	}
+	if err := git("rev-parse", "--verify", "-q", "HEAD"); err != nil {
+		return "no git history to tell the kit's starter from a learner's work"
+	}
+	if err := git("diff", "--quiet", "HEAD", "--", dir); err != nil {
+		return "it has changes against HEAD"
+	}
+	if git("rev-parse", "--verify", "-q", "@{upstream}") == nil {
+		if err := git("diff", "--quiet", "@{upstream}", "HEAD", "--", dir); err != nil {
+			return "HEAD's copy differs from its upstream's"
+		}
+	}
+	return ""
 }
 
 func TestRubricsAreValid(t *testing.T) {

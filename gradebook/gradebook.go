@@ -1,8 +1,12 @@
 // Package gradebook writes what grading a class produces: for each student,
 // feedback.md, feedback.html, report.json and Gradescope's results.json; for
-// the class, gradebook.csv, summary.md and summary.html. It only writes; the
-// grader runs the suites. Everything but report.json and results.json's
-// execution_time is deterministic: the same reports give the same bytes.
+// the class, gradebook.csv (one row per student, ready to import into an
+// LMS), cases.csv (every case's status), summary.md and summary.html. It
+// only writes; the grader runs the suites. Everything but report.json and
+// results.json's execution_time is deterministic: the same reports give the
+// same bytes, and the class files are rendered from the students'
+// report.json alone (LoadStudents), so a partial regrade and a merge of
+// shards write what one grading of the whole class would.
 package gradebook
 
 import (
@@ -11,14 +15,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/lateness"
 	"github.com/fourth-outcome/labkit/render"
 )
 
@@ -70,6 +77,23 @@ type Student struct {
 	Labs  []Result // in the order of Options.Labs
 	Notes []string // from intake: symlinks left out, test files ignored
 	Err   error    // the submission could not be read at all
+
+	Entry string // the entry in the class folder
+	ID    string // the student ID an LMS export name carries, if any
+	// Submitted is when the submission came in (an LMS's export, or the
+	// entry's modification time); zero when unknown.
+	Submitted time.Time
+	// Kit and Rules are the kit version and the changelog level the
+	// student was graded with (Options.Kit and changelog.Level() when
+	// empty).
+	Kit   string
+	Rules int
+	// Prints are the similarity fingerprints of each lab's own code (the
+	// starter's left out), by lab number.
+	Prints map[int][]uint64
+	// Previous is the grade before this one, when it was made with
+	// another kit or rules level.
+	Previous *Previous
 }
 
 // Graded reports whether every lab of the student got a score.
@@ -101,6 +125,11 @@ type Options struct {
 	// Scrub lists absolute paths (the kit checkout, the scratch space)
 	// that must never reach a student; they are cut from every output.
 	Scrub []string
+	// Late is the late-work policy; the zero policy has no deadline.
+	Late lateness.Policy
+	// counted, when set, holds the labs that count in the maximum: those
+	// some student of the class has files for (WriteClass sets it).
+	counted map[int]bool
 }
 
 func (o Options) weight(lab int) float64 {
@@ -169,6 +198,7 @@ func LabMarkdown(r Result, o Options) string {
 // each lab's.
 func StudentMarkdown(s Student, o Options) string {
 	var b strings.Builder
+	b.WriteString(gradedWith(s, o))
 	if s.Err != nil {
 		fmt.Fprintf(&b, "# Feedback for %s: not graded\n\nThe submission could not be read: %s\n", grader.EscapeInline(s.Name), grader.EscapeInline(o.scrub(s.Err.Error())))
 	}
@@ -193,9 +223,17 @@ type StudentReport struct {
 	Student string           `json:"student"`
 	Folder  string           `json:"folder"`
 	Kit     string           `json:"kit"`
+	Rules   int              `json:"rules"` // the changelog level graded with
+	Entry   string           `json:"entry,omitempty"`
+	ID      string           `json:"id,omitempty"`
 	Notes   []string         `json:"notes,omitempty"`
 	Error   string           `json:"error,omitempty"`
 	Labs    []StudentLabJSON `json:"labs"`
+	// Submitted is when the submission came in, in seconds since 1970
+	// (a number, which scrubbing a date would not keep), if known.
+	Submitted    int64            `json:"submitted_unix,omitempty"`
+	Fingerprints map[int][]uint64 `json:"fingerprints,omitempty"`
+	Previous     *Previous        `json:"previous,omitempty"`
 }
 
 // StudentLabJSON is one lab in StudentReport.
@@ -211,6 +249,7 @@ type StudentLabJSON struct {
 // WriteStudent writes the student's feedback.md, feedback.html,
 // report.json and results.json into out/Dir(student).
 func WriteStudent(out string, s Student, o Options) error {
+	s = s.stamped(o)
 	dir := filepath.Join(out, Dir(s.Name))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -220,7 +259,12 @@ func WriteStudent(out string, s Student, o Options) error {
 	if err != nil {
 		return err
 	}
-	rep := StudentReport{Student: s.Name, Folder: Dir(s.Name), Kit: o.Kit, Notes: s.Notes, Labs: []StudentLabJSON{}}
+	s = s.stamped(o)
+	rep := StudentReport{Student: s.Name, Folder: Dir(s.Name), Kit: s.Kit, Rules: s.Rules, Entry: s.Entry, ID: s.ID, Notes: s.Notes, Labs: []StudentLabJSON{},
+		Fingerprints: s.Prints, Previous: s.Previous}
+	if !s.Submitted.IsZero() {
+		rep.Submitted = s.Submitted.Unix()
+	}
 	if s.Err != nil {
 		rep.Error = o.scrub(s.Err.Error())
 	}
@@ -248,14 +292,51 @@ func WriteStudent(out string, s Student, o Options) error {
 	return nil
 }
 
-// Total is the student's weighted total and the weighted maximum.
+// Total is the student's weighted total and the weighted maximum, over the
+// labs that count (see Counted).
 func Total(s Student, o Options) (score, max float64) {
 	for _, r := range s.Labs {
+		if !o.counts(r.Lab.Number) {
+			continue
+		}
 		w := o.weight(r.Lab.Number)
 		score += float64(r.Score()) * w
 		max += float64(r.Lab.TotalPoints()) * w
 	}
 	return score, max
+}
+
+// Counted returns o with the maximum counted over the labs that some
+// student has files for, so that a lab nobody submitted does not count as
+// 0 out of its points for everyone. With no lab submitted at all, every
+// lab counts.
+func (o Options) Counted(students []Student) Options {
+	o.counted = map[int]bool{}
+	for _, s := range students {
+		for _, r := range s.Labs {
+			if !r.Missing {
+				o.counted[r.Lab.Number] = true
+			}
+		}
+	}
+	if len(o.counted) == 0 {
+		o.counted = nil
+	}
+	return o
+}
+
+func (o Options) counts(lab int) bool { return o.counted == nil || o.counted[lab] }
+
+// Late is the student's late-work verdict under o.Late.
+func Late(s Student, o Options) lateness.Verdict {
+	return o.Late.Apply(s.Submitted, s.Name, s.ID, Dir(s.Name))
+}
+
+// Final is the student's total after the late penalty.
+func Final(s Student, o Options) float64 {
+	total, _ := Total(s, o)
+	v := Late(s, o)
+	return math.Round(total*(100-v.Penalty)) / 100
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -277,24 +358,34 @@ func status(s Student) string {
 	return "partly graded: " + strings.Join(why, "; ")
 }
 
-// WriteClass writes out/gradebook.csv (a row per student: name, output
-// folder, status, a column per lab, the weighted total, then every case's
-// status), out/summary.md and out/summary.html.
+// LabColumn is the header of a lab's column in gradebook.csv, with the
+// lab's points, as an LMS import wants them: "lab 01 (100)".
+func LabColumn(l grader.Lab) string { return fmt.Sprintf("lab %02d (%d)", l.Number, l.TotalPoints()) }
+
+// WriteClass writes the class files into out: gradebook.csv (a row per
+// student: name, output folder, status, a column per lab, the weighted
+// total and its maximum over the labs submitted, the student ID an LMS
+// export name carries, the kit version and rules level, the submission
+// time, the days late, the penalty and the total after it), cases.csv
+// (every case's status), summary.md and summary.html. Every cell is safe
+// to open in a spreadsheet (see CSVCell).
 func WriteClass(out string, students []Student, o Options) error {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
+	o = o.Counted(students)
+	var book, cases [][]string
 	header := []string{"student", "folder", "status"}
 	for _, l := range o.Labs {
-		header = append(header, fmt.Sprintf("lab %02d", l.Number))
+		header = append(header, LabColumn(l))
 	}
-	header = append(header, "total", "max")
+	book = append(book, append(header, "total", "max", "id", "kit", "rules", "submitted", "days late", "penalty %", "final"))
+	caseHeader := []string{"student", "folder", "id"}
 	for _, l := range o.Labs {
 		for _, c := range l.Cases {
-			header = append(header, fmt.Sprintf("%02d %s", l.Number, c.Name))
+			caseHeader = append(caseHeader, fmt.Sprintf("%02d %s", l.Number, c.Name))
 		}
 	}
-	w.Write(header)
+	cases = append(cases, caseHeader)
 	for _, s := range students {
+		s = s.stamped(o)
 		row := []string{s.Name, Dir(s.Name), o.scrub(status(s))}
 		for i := range o.Labs {
 			cell := ""
@@ -304,7 +395,14 @@ func WriteClass(out string, students []Student, o Options) error {
 			row = append(row, cell)
 		}
 		total, max := Total(s, o)
-		row = append(row, num(total), num(max))
+		late := Late(s, o)
+		submitted := ""
+		if !s.Submitted.IsZero() {
+			submitted = s.Submitted.UTC().Format(time.RFC3339)
+		}
+		row = append(row, num(total), num(max), s.ID, s.Kit, strconv.Itoa(s.Rules), submitted, strconv.Itoa(late.DaysLate), num(late.Penalty), num(Final(s, o)))
+		book = append(book, row)
+		crow := []string{s.Name, Dir(s.Name), s.ID}
 		for i, l := range o.Labs {
 			for j := range l.Cases {
 				cell := ""
@@ -313,17 +411,15 @@ func WriteClass(out string, students []Student, o Options) error {
 				} else if i < len(s.Labs) && s.Labs[i].Missing {
 					cell = "missing"
 				}
-				row = append(row, cell)
+				crow = append(crow, cell)
 			}
 		}
-		w.Write(row)
+		cases = append(cases, crow)
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(out, "gradebook.csv"), buf.Bytes(), 0o644); err != nil {
-		return err
+	for name, rows := range map[string][][]string{"gradebook.csv": book, "cases.csv": cases} {
+		if err := writeCSV(filepath.Join(out, name), rows); err != nil {
+			return err
+		}
 	}
 	md := SummaryMarkdown(students, o)
 	if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte(md), 0o644); err != nil {
@@ -334,6 +430,38 @@ func WriteClass(out string, students []Student, o Options) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(out, "summary.html"), page, 0o644)
+}
+
+// CSVCell makes a cell safe to open in a spreadsheet, as OWASP's CSV
+// injection advice has it: a cell that starts with =, +, -, @, a tab or a
+// carriage return (a formula to Excel, LibreOffice or Google Sheets) gets
+// a leading single quote, and so a formula is shown, never run. A number
+// ("-1.5") is left as it is.
+func CSVCell(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
+}
+
+func writeCSV(path string, rows [][]string) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	for _, row := range rows {
+		safe := make([]string, len(row))
+		for i, c := range row {
+			safe[i] = CSVCell(c)
+		}
+		w.Write(safe)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 // caseTally counts how a case ended across the class.
@@ -351,6 +479,9 @@ func (t caseTally) missed() int { return t.fail + t.crash + t.timeout + t.race +
 // failures counted apart from crashes, timeouts, races and cases that never
 // ran, with the concept to re-teach.
 func SummaryMarkdown(students []Student, o Options) string {
+	if o.counted == nil {
+		o = o.Counted(students)
+	}
 	var b strings.Builder
 	b.WriteString("# Class summary\n\n")
 	graded := 0
@@ -460,6 +591,8 @@ func SummaryMarkdown(students []Student, o Options) string {
 			fmt.Fprintf(&b, "| `%s` | %d%% | %d | %d | %d | %d | %d | %s |\n", t.name, t.missed()*100/n, t.fail, t.crash, t.timeout, t.race, t.notRun, link)
 		}
 	}
+	b.WriteString(lateSummary(students, o))
+	b.WriteString(similaritySummary(students, o))
 	return b.String()
 }
 

@@ -1,9 +1,13 @@
 package gradebook
 
 import (
+	"strconv"
+
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"github.com/fourth-outcome/labkit/changelog"
+	"github.com/fourth-outcome/labkit/lateness"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,16 +130,21 @@ func TestWriteStudentAndClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lv := strconv.Itoa(changelog.Level())
 	want := [][]string{
-		{"student", "folder", "status", "lab 01", "total", "max", "01 first", "01 second"},
-		{"ada", "ada", "graded", "100", "100", "100", "pass", "pass"},
-		{"bob smith", Dir("bob smith"), "graded", "40", "40", "100", "pass", "timeout"},
-		{"cy", "cy", "not graded: no Go files for any lab", "", "0", "0", "", ""},
-		{"di", "di", "graded", "40", "40", "100", "pass", "did not finish"},
-		{"ed", "ed", "graded", "0", "0", "100", "missing", "missing"},
+		{"student", "folder", "status", "lab 01 (100)", "total", "max", "id", "kit", "rules", "submitted", "days late", "penalty %", "final"},
+		{"ada", "ada", "graded", "100", "100", "100", "", "abc123", lv, "", "0", "0", "100"},
+		{"bob smith", Dir("bob smith"), "graded", "40", "40", "100", "", "abc123", lv, "", "0", "0", "40"},
+		{"cy", "cy", "not graded: no Go files for any lab", "", "0", "0", "", "abc123", lv, "", "0", "0", "0"},
+		{"di", "di", "graded", "40", "40", "100", "", "abc123", lv, "", "0", "0", "40"},
+		{"ed", "ed", "graded", "0", "0", "100", "", "abc123", lv, "", "0", "0", "0"},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("gradebook.csv mismatch (-want +got):\n%s", diff)
+	}
+	cases, _ := os.ReadFile(filepath.Join(out, "cases.csv"))
+	if want := "student,folder,id,01 first,01 second\nada,ada,,pass,pass\n"; !strings.HasPrefix(string(cases), want) {
+		t.Errorf("cases.csv starts %q, want %q", cases, want)
 	}
 	summary := first["summary.md"]
 	for _, want := range []string{
@@ -152,5 +161,92 @@ func TestWriteStudentAndClass(t *testing.T) {
 	}
 	if second := write(); !cmp.Equal(first, second) {
 		t.Errorf("a second write differs: %s", cmp.Diff(first, second))
+	}
+}
+
+func TestCSVCell(t *testing.T) {
+	for in, want := range map[string]string{
+		"=HYPERLINK(\"http://x\")": "'=HYPERLINK(\"http://x\")",
+		"+1+cmd|' /C calc'!A0":     "'+1+cmd|' /C calc'!A0",
+		"-2+3":                     "'-2+3",
+		"@SUM(A1)":                 "'@SUM(A1)",
+		"\tx":                      "'\tx",
+		"\rx":                      "'\rx",
+		"-1.5":                     "-1.5",
+		"ada":                      "ada",
+		"":                         "",
+	} {
+		if got := CSVCell(in); got != want {
+			t.Errorf("CSVCell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestClassOperations writes a class of named submissions, one of them
+// named as a formula, another graded late, and reads it back: every cell
+// is neutralised, the maximum counts only the labs submitted, the late
+// penalty is applied, near-identical code is listed for review, and
+// LoadStudents gives back what WriteClass renders, byte for byte.
+func TestClassOperations(t *testing.T) {
+	out := t.TempDir()
+	other := lab
+	other.Number, other.Dir, other.Title = 2, "02-other", "Other"
+	deadline := time.Date(2026, 3, 1, 23, 59, 0, 0, time.UTC)
+	o := Options{Labs: []grader.Lab{lab, other}, Kit: "abc123", Late: lateness.Policy{Deadline: deadline, PerDay: 10, Cap: 30}}
+	prints := map[int][]uint64{1: {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}
+	students := []Student{
+		{Name: "=cmd()", ID: "1001", Labs: []Result{{Lab: lab, Report: report(grader.StatusPass)}, {Lab: other, Missing: true}}, Prints: prints, Submitted: deadline},
+		{Name: "late", ID: "1002", Labs: []Result{{Lab: lab, Report: report(grader.StatusPass)}, {Lab: other, Missing: true}}, Prints: prints, Submitted: deadline.Add(25 * time.Hour)},
+		{Name: "own", Labs: []Result{{Lab: lab, Report: report(grader.StatusFail)}, {Lab: other, Missing: true}}, Prints: map[int][]uint64{1: {11, 12, 13, 14, 15, 16, 17, 18}}},
+	}
+	for _, s := range students {
+		if err := WriteStudent(out, s, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := WriteClass(out, students, o); err != nil {
+		t.Fatal(err)
+	}
+	book := map[string][]string{}
+	f, _ := os.ReadFile(filepath.Join(out, "gradebook.csv"))
+	rows, err := csv.NewReader(strings.NewReader(string(f))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows[1:] {
+		book[r[0]] = r
+	}
+	if _, ok := book["'=cmd()"]; !ok {
+		t.Errorf("gradebook.csv rows %v: want the formula name neutralised as '=cmd()", rows)
+	}
+	// columns: student folder status lab01 lab02 total max id kit rules submitted late penalty final
+	if r := book["late"]; r[5] != "100" || r[6] != "100" || r[7] != "1002" || r[11] != "2" || r[12] != "20" || r[13] != "80" {
+		t.Errorf("late's row = %v, want 100/100 (lab 02, which nobody submitted, not counted), ID 1002, 2 days late, 20%% off, 80", r)
+	}
+	summary, _ := os.ReadFile(filepath.Join(out, "summary.md"))
+	for _, want := range []string{"## Late work", "| late | 2026-03-03T00:59:00Z |", "## Similar code, for a human to review", "| =cmd() | late | 100% |"} {
+		if !strings.Contains(string(summary), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, summary)
+		}
+	}
+	if strings.Contains(string(summary), "| own |") && strings.Contains(string(summary), "own | 100%") {
+		t.Errorf("summary.md pairs own, whose code is its own:\n%s", summary)
+	}
+	first := map[string][]byte{}
+	for _, n := range []string{"gradebook.csv", "cases.csv", "summary.md"} {
+		first[n], _ = os.ReadFile(filepath.Join(out, n))
+	}
+	loaded, err := LoadStudents(out, o.Labs)
+	if err != nil || len(loaded) != 3 {
+		t.Fatalf("LoadStudents = %d students, %v; want 3", len(loaded), err)
+	}
+	// LoadStudents sorts by name; so does the class test's order here.
+	if err := WriteClass(out, loaded, o); err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range first {
+		if got, _ := os.ReadFile(filepath.Join(out, n)); string(got) != string(want) {
+			t.Errorf("%s from the loaded records differs:\n%s\nwant\n%s", n, got, want)
+		}
 	}
 }

@@ -38,6 +38,7 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 	defer os.RemoveAll(work)
 	labDir := filepath.Join(kit.Dir, "labs", opts.Lab.Dir)
 	p := newParser(opts.Lab, labDir, opts.Progress)
+	p.sources = newSources(files)
 	finish := func(rep *Report) *Report {
 		rep.Target = opts.Target
 		rep.Race = opts.Race
@@ -151,7 +152,7 @@ func cachedBuild(ctx context.Context, opts Options, files map[string][]byte, wor
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 	if _, err := os.Stat(shared); err != nil {
-		out, err := buildTestBinary(ctx, opts, files, work, shared)
+		out, err := buildRetrying(ctx, func() ([]string, error) { return buildTestBinary(ctx, opts, files, work, shared) })
 		if err != nil || out != nil {
 			return out, err
 		}
@@ -250,6 +251,59 @@ func buildTestBinary(ctx context.Context, opts Options, files map[string][]byte,
 		lines = append(lines, "the submission imports a package that is not part of what a lab may use (the reference solutions and the grader are not available to submissions)")
 	}
 	return lines, nil
+}
+
+// ErrBuildEnvironment is returned when the tests could not be built for a
+// reason of the machine, not of the code (see machineTrouble), twice in a
+// row: no score can be given, and none is.
+var ErrBuildEnvironment = errors.New("this machine could not build the tests (its Go build cache, memory, disk or time ran out, twice; run the check again, and if it persists, `go clean -cache`)")
+
+// machineTroubles are what the go command prints when a build fails because
+// of the machine: an unreadable build cache, a compiler killed (out of
+// memory), a full disk, a build stopped at its time limit on a machine too
+// busy to finish it.
+var machineTroubles = []string{
+	"could not import ",
+	"/go-build/",
+	"signal: killed",
+	"the build did not finish in 5 minutes",
+	"no space left on device",
+	"cannot allocate memory",
+	"resource temporarily unavailable",
+	"text file busy",
+}
+
+// machineTrouble returns the first line of a failed build's output that
+// shows a problem of the machine rather than of the code, "" for none.
+func machineTrouble(lines []string) string {
+	for _, l := range lines {
+		for _, t := range machineTroubles {
+			if strings.Contains(l, t) {
+				return l
+			}
+		}
+	}
+	return ""
+}
+
+// buildRetrying runs build, and once more when it failed for a reason of
+// the machine (machineTrouble); when the second build fails that way too,
+// it returns ErrBuildEnvironment rather than the output, so the code under
+// test is not given a compile error, and no score, for the machine's
+// trouble.
+func buildRetrying(ctx context.Context, build func() ([]string, error)) ([]string, error) {
+	out, err := build()
+	if err != nil || out == nil || machineTrouble(out) == "" || ctx.Err() != nil {
+		return out, err
+	}
+	out, err = build()
+	if err != nil || out == nil {
+		return out, err
+	}
+	if line := machineTrouble(out); line != "" {
+		return nil, fmt.Errorf("%w: twice: %s", ErrBuildEnvironment, line)
+	}
+	return out, nil
 }
 
 // scratchPathRE matches the scratch directory of a run as the go command

@@ -14,3 +14,9 @@ func SetPIDNamespacesForTest(ok bool) (restore func()) {
 	pidNamespaces = func() bool { return ok }
 	return func() { pidNamespaces = old }
 }
+
+// BlindRegressionsForTest returns the lab's blind wrong programs listed in
+// the kit's REGRESSIONS file.
+func BlindRegressionsForTest(root string, lab Lab) ([]string, error) {
+	return blindRegressions(root, lab)
+}

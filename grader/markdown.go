@@ -14,6 +14,9 @@ type MarkdownOptions struct {
 	DocsPrefix string
 	// Instructor feedback omits the "run labctl hint" advice.
 	Instructor bool
+	// Prog is how the student runs labctl, in the commands the feedback
+	// suggests; empty means "go run ./cmd/labctl", run from the kit root.
+	Prog string
 	// SiteBase, when not empty, makes links to the course point into the
 	// rendered docs site instead of at the Markdown sources:
 	// "docs/01-claim.md#x" becomes SiteBase+"01-claim.html#x". It is
@@ -27,6 +30,11 @@ type MarkdownOptions struct {
 	// real server): timelines are labelled real time, which differs from
 	// run to run, instead of virtual time.
 	RealTime bool
+	// TimelineFigures adds, before each failing case's text timeline, a
+	// reference to its drawing, the paragraph
+	// ![Timeline of CASE ...](timelines/CASE.svg), which the HTML
+	// feedback replaces by the drawing itself (render.InlineTimelines).
+	TimelineFigures bool
 }
 
 // TimelineLabel is what a case's timeline is labelled with.
@@ -194,6 +202,9 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 	if rep.Seed != "" {
 		facts = append(facts, "seed: "+rep.Seed)
 	}
+	if rep.Redis != "" {
+		facts = append(facts, "Redis: "+rep.Redis)
+	}
 	facts = append(facts, fmt.Sprintf("took %.1fs", rep.Duration.Seconds()))
 	b.WriteString("_" + strings.Join(facts, " · ") + "_\n\n")
 
@@ -244,6 +255,9 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 			}
 			if len(c.Timeline) > 0 {
 				fmt.Fprintf(&b, "**Timeline** (%s):\n\n", o.TimelineLabel())
+				if o.TimelineFigures {
+					fmt.Fprintf(&b, "![Timeline of %s as a sequence diagram: one lane per party, and your code on the right](timelines/%s.svg)\n\n", c.Name, c.Name)
+				}
 				b.WriteString(fence(c.Timeline))
 			}
 			// A case that could not exercise its property, or never ran, is
@@ -274,7 +288,11 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 
 	if !rep.Passed && !o.Instructor {
 		b.WriteString("## Next step\n\n")
-		b.WriteString(NextStep(rep, lab, "go run ./cmd/labctl", o))
+		prog := o.Prog
+		if prog == "" {
+			prog = "go run ./cmd/labctl"
+		}
+		b.WriteString(NextStep(rep, lab, prog, o))
 		b.WriteString("\n")
 	}
 	return b.String()

@@ -21,7 +21,7 @@ func TestBuildOverlayDropsStudentTestsAndStarterFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	data, err := buildOverlay(labDir, Options{Lab: lab, Impl: impl})
+	data, _, err := buildOverlay(labDir, Options{Lab: lab, Impl: impl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestBuildOverlayInstrumentsSyncWhenTheLabAsks(t *testing.T) {
 		if o.Impl == "" {
 			labDir = impl // graded as it is on disk
 		}
-		data, err := buildOverlay(labDir, o)
+		data, copies, err := buildOverlay(labDir, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,16 @@ func TestBuildOverlayInstrumentsSyncWhenTheLabAsks(t *testing.T) {
 		if err := json.Unmarshal(data, &ov); err != nil {
 			t.Fatal(err)
 		}
-		src, err := os.ReadFile(ov.Replace[filepath.Join(labDir, "claim.go")])
+		copied := ov.Replace[filepath.Join(labDir, "claim.go")]
+		// The compiler names the copy; errors must name the file it
+		// stands for.
+		if got, want := copies[copied], filepath.Join(impl, "claim.go"); got != want {
+			t.Errorf("buildOverlay(impl %q): the copy %s stands for %q, want %q", o.Impl, copied, got, want)
+		}
+		if got, want := copies[ov.Replace[filepath.Join(labDir, lab.TestFile)]], "labs/01-claim/claim_test.go"; got != want {
+			t.Errorf("buildOverlay(impl %q): the shim's copy stands for %q, want %q", o.Impl, got, want)
+		}
+		src, err := os.ReadFile(copied)
 		if err != nil {
 			t.Fatalf("overlay (impl %q) has no readable claim.go: %v", o.Impl, err)
 		}

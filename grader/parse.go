@@ -84,6 +84,12 @@ type parser struct {
 	cases       map[string]*caseState
 	buildOutput []string
 	buildFailed bool
+	// buildPaths maps the cache copies the compiler names (see
+	// buildOverlay) to the files they stand for.
+	buildPaths map[string]string
+	// sources is the code under test, to place a goroutine's frame on
+	// the right line when the traceback's is wrong.
+	sources     *sources
 	raceOutside bool // a data race reported outside any case
 
 	at  attemptState
@@ -433,25 +439,28 @@ func (p *parser) endAttempt(end runEnd) (progress bool) {
 		switch {
 		case end.hung == name && end.runLimit > 0:
 			cs.verdict = StatusTimeout
-			cs.where = cs.scan.hung()
+			cs.where = p.placed(cs.scan.hung())
 			cs.note = hungNote(fmt.Sprintf("did not finish before the run's time limit (%s) was used up", end.runLimit), cs.where)
 		case end.hung == name:
 			cs.verdict = StatusTimeout
-			cs.where = cs.scan.hung()
+			cs.where = p.placed(cs.scan.hung())
 			cs.note = hungNote(fmt.Sprintf("did not finish within %s", end.budget), cs.where)
 		case strings.HasPrefix(crash, "panic: test timed out after "):
 			cs.verdict = StatusTimeout
-			cs.where = cs.scan.hung()
+			cs.where = p.placed(cs.scan.hung())
 			cs.note = hungNote("did not finish before the run's time limit", cs.where)
 		case end.limit != "":
 			cs.verdict = StatusNoFinish
 			cs.note = []string{"stopped: the run hit its " + end.limit + " limit while this case ran"}
 		case crash != "":
 			cs.verdict = StatusCrash
-			if where := cs.scan.crashed(); len(where) > 0 {
+			if where := p.placed(cs.scan.crashed()); len(where) > 0 {
 				cs.where = where[:1]
 			}
 			cs.note = crashNote(crash, cs.where)
+			if outsideBubble(crash) {
+				cs.verdict, cs.note = StatusInconclusive, outsideBubbleNote(cs.note[0])
+			}
 		default:
 			cs.verdict = StatusNoFinish
 			cs.note = []string{"the test binary exited in the middle of this case (os.Exit in the code under test?)"}
@@ -469,8 +478,11 @@ func (p *parser) endAttempt(end runEnd) (progress bool) {
 		// reports a test's panic (a synctest deadlock, say) as a failure
 		// and then panics again, with no test name on the trace.
 		cs.verdict = StatusCrash
-		cs.where = firstFrame(p.at.scan.crashed())
+		cs.where = firstFrame(p.placed(p.at.scan.crashed()))
 		cs.note = crashNote(p.at.scan.crash, cs.where)
+		if outsideBubble(p.at.scan.crash) {
+			cs.verdict, cs.note = StatusInconclusive, outsideBubbleNote(cs.note[0])
+		}
 		if p.progress != nil {
 			fmt.Fprintf(p.progress, "  (%s crashed the test binary)\n", p.at.lastRunning)
 		}
@@ -492,7 +504,7 @@ func (p *parser) stopReason(end runEnd) string {
 	switch {
 	case end.initHung > 0:
 		s := fmt.Sprintf("crashed in init: the test binary started no case within %s and was stopped", end.initHung)
-		if where := p.at.scan.hung(); len(where) > 0 {
+		if where := p.placed(p.at.scan.hung()); len(where) > 0 {
 			s += ": " + where[0].String()
 		}
 		return s
@@ -501,7 +513,7 @@ func (p *parser) stopReason(end runEnd) string {
 	case strings.HasPrefix(crash, "panic: test timed out after "):
 		return "the run's time limit was used up before the suite reached this case"
 	case crash != "":
-		return strings.TrimPrefix(crashNote(crash, firstFrame(p.at.scan.crashed()))[0], "crashed: ") + ": the test binary crashed before the suite reached this case"
+		return strings.TrimPrefix(crashNote(crash, firstFrame(p.placed(p.at.scan.crashed())))[0], "crashed: ") + ": the test binary crashed before the suite reached this case"
 	case p.setupFailed():
 		return "the suite stopped before its first case"
 	case p.at.pkgAction == "pass":
@@ -555,6 +567,26 @@ func crashNote(crash string, where []Frame) []string {
 		l += fmt.Sprintf(" at %s:%d (%s)", f.File, f.Line, f.Func)
 	}
 	return []string{l}
+}
+
+// outsideBubble reports whether a crash is the runtime refusing code that
+// ran outside the case's testing/synctest bubble a channel, timer or lock
+// made inside it ("fatal error: close of synctest channel from outside
+// bubble"): the callback of a runtime.AddCleanup or runtime.SetFinalizer,
+// which the runtime runs on a goroutine of its own. Such code may be
+// right; the harness, which runs every case in a bubble, cannot run it.
+func outsideBubble(crash string) bool {
+	return strings.Contains(crash, "synctest") && strings.Contains(crash, "outside bubble")
+}
+
+// outsideBubbleNote is the output of a case that crashed outside its
+// bubble: what the harness could not run, why, and what to write instead.
+func outsideBubbleNote(crashed string) []string {
+	return []string{
+		"not exercised: the suite cannot run this code, which may well be right (" + crashed + ")",
+		"Code ran outside the case's bubble and touched a channel, timer or lock made inside it. The suite runs every case in a testing/synctest bubble, where time is virtual, and Go stops the program when a goroutine outside the bubble (the one that runs runtime.AddCleanup and runtime.SetFinalizer callbacks) closes or uses what belongs to it.",
+		"To be graded, stop background goroutines without a cleanup or finalizer: give the type a Close method (the suite calls Close when a case ends), or let each goroutine end when its work is done.",
+	}
 }
 
 // remaining returns, in suite order, the cases that have no verdict yet.
@@ -688,6 +720,9 @@ func (p *parser) buildFailure(stderr string) *BuildFailure {
 	var lines []string
 	for _, l := range append(p.buildOutput, strings.Split(stderr, "\n")...) {
 		l = strings.TrimRight(l, " \r")
+		for cp, file := range p.buildPaths {
+			l = strings.ReplaceAll(l, cp, file)
+		}
 		if l == "" || strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "# ") {
 			continue
 		}

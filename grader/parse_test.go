@@ -92,6 +92,7 @@ func TestParseStatuses(t *testing.T) {
 		{"panic recovered by the suite", []string{"run TestClaim/a", "output TestClaim/a     rubric.go:1: panic: boom", "fail TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "fail -"}, []Status{StatusPanic, StatusPass}},
 		{"data race", []string{"run TestClaim/a", "output TestClaim/a WARNING: DATA RACE", "output TestClaim/a     testing.go:1: race detected during execution of test", "fail TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "fail -"}, []Status{StatusRace, StatusPass}},
 		{"binary died", []string{"run TestClaim/a", "output - fatal error: concurrent map writes", "fail -"}, []Status{StatusCrash, StatusNotRun}},
+		{"crashed outside the bubble", []string{"run TestClaim/a", "output - fatal error: close of synctest channel from outside bubble", "fail -"}, []Status{StatusInconclusive, StatusNotRun}},
 		{"timeout", []string{"run TestClaim/a", "pass TestClaim/a", "run TestClaim/b", "output TestClaim/b panic: test timed out after 5s", "fail -"}, []Status{StatusPass, StatusTimeout}},
 		{"binary exited 0 early", []string{"pass -"}, []Status{StatusNotRun, StatusNotRun}},
 		{"inconclusive is not a pass", []string{"run TestClaim/a", "output TestClaim/a     checks.go:9: inconclusive: the claims never interleaved", "skip TestClaim/a", "run TestClaim/b", "pass TestClaim/b", "pass -"}, []Status{StatusInconclusive, StatusPass}},
@@ -135,11 +136,63 @@ func TestParseBuildFailure(t *testing.T) {
 	}
 }
 
+// TestParseBuildFailureNamesTheLearnersFile: the compiler names the
+// cache copy of a file whose "sync" import was instrumented; every
+// position in the output names the learner's file, at the same line.
+func TestParseBuildFailureNamesTheLearnersFile(t *testing.T) {
+	const cp = "/home/ann/.cache/labkit/overlay/8f6fe41ffaac088a/claim.go"
+	p := newParser(goldenLab, "/kit/labs/01-claim", nil)
+	p.buildPaths = map[string]string{cp: "labs/01-claim/claim.go"}
+	p.buildFailed = true
+	p.buildOutput = []string{
+		"# example/labs/01-claim [example/labs/01-claim.test]",
+		cp + `:50:19: cannot use "x" (untyped string constant) as int value in variable declaration`,
+		cp + ":61:6: Store redeclared in this block",
+		"	" + cp + ":20:6: other declaration of Store",
+	}
+	rep := p.report("")
+	require.NotNil(t, rep.Build)
+	want := `labs/01-claim/claim.go:50:19: cannot use "x" (untyped string constant) as int value in variable declaration
+labs/01-claim/claim.go:61:6: Store redeclared in this block
+	labs/01-claim/claim.go:20:6: other declaration of Store`
+	if rep.Build.Output != want {
+		t.Errorf("build output = %q, want %q", rep.Build.Output, want)
+	}
+	if got := rep.Build.Errors; len(got) != 3 || got[0].File != "claim.go" || got[0].Line != 50 || got[2].Line != 20 {
+		t.Errorf("compile errors = %+v, want claim.go at lines 50, 61 and 20", got)
+	}
+}
+
 func TestParseSetupFailureIsShown(t *testing.T) {
 	lab := Lab{Lab: rubric.Lab{Number: 2, TestName: "TestRedis", Cases: []rubric.Case{{Name: "a", Points: 100}}}}
 	rep := parseStream(t, lab, strings.ReplaceAll(stream(t, "run TestX", "output TestX     env.go:9: REDIS_ADDR=127.0.0.1:1: connection refused", "fail TestX", "fail -"), "TestX", "TestRedis"))
 	require.NotEmpty(t, rep.Problems)
 	if !strings.Contains(rep.Problems[0], "stopped before its first case") || !strings.Contains(rep.Problems[0], "connection refused") {
 		t.Errorf("Problems[0] = %q, want the setup failure and its message", rep.Problems[0])
+	}
+}
+
+// TestParseCrashOutsideTheBubbleIsNotTheLearners runs the stream of a
+// correct store whose runtime.AddCleanup callback closes a channel made in
+// the case's bubble: the case is not exercised, earns nothing, and says
+// what the harness cannot run and what to write instead, with no
+// misconception.
+func TestParseCrashOutsideTheBubbleIsNotTheLearners(t *testing.T) {
+	lab := Lab{Lab: rubric.Lab{Number: 1, TestName: "TestClaim",
+		Cases: []rubric.Case{{Name: "a", Points: 50, Concept: "atomic-claim"}, {Name: "b", Points: 50}}}}
+	rep := parseStream(t, lab, stream(t, "run TestClaim/a",
+		"output - fatal error: close of synctest channel from outside bubble",
+		"output - ",
+		"output - goroutine 7 [running]:",
+		"fail -"))
+	c := rep.Cases[0]
+	if c.Status != StatusInconclusive || c.Earned != 0 {
+		t.Fatalf("case a = %s, %d points, want %s and 0 points", c.Status, c.Earned, StatusInconclusive)
+	}
+	out := strings.Join(c.Output, "\n")
+	for _, want := range []string{"the suite cannot run this code", "close of synctest channel from outside bubble", "runtime.AddCleanup", "Close method"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("case a's output lacks %q:\n%s", want, out)
+		}
 	}
 }

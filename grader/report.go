@@ -27,15 +27,19 @@ const (
 
 // Report is the result of one graded run.
 type Report struct {
-	Lab     int    `json:"lab"`
-	Slug    string `json:"slug"`
-	Title   string `json:"title"`
-	Target  string `json:"target"` // what was graded: "labs/01-claim", "solution", "mistake check-then-insert", a submission's name
-	Score   int    `json:"score"`
-	Total   int    `json:"total"`
-	Passed  bool   `json:"passed"` // every case passed
-	Race    bool   `json:"race"`   // the race detector was on
-	Seed    string `json:"seed,omitempty"`
+	Lab    int    `json:"lab"`
+	Slug   string `json:"slug"`
+	Title  string `json:"title"`
+	Target string `json:"target"` // what was graded: "labs/01-claim", "solution", "mistake check-then-insert", a submission's name
+	Score  int    `json:"score"`
+	Total  int    `json:"total"`
+	Passed bool   `json:"passed"` // every case passed
+	Race   bool   `json:"race"`   // the race detector was on
+	Seed   string `json:"seed,omitempty"`
+	// Redis is the Redis server a Redis lab's suite ran against: "embedded
+	// miniredis", or the real server's "host:port db N" (never its
+	// credentials). Empty for a lab that uses no Redis.
+	Redis   string `json:"redis,omitempty"`
 	Kit     string `json:"kit,omitempty"`     // the kit commit graded against, for reproducing the grade
 	Sandbox string `json:"sandbox,omitempty"` // where the test binary ran: "bwrap" or "off" (class grading only)
 	Limit   string `json:"limit,omitempty"`   // the resource limit that stopped the run, if one did

@@ -99,7 +99,7 @@ func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	overlay, err := buildOverlay(labDir, opts)
+	overlay, copies, err := buildOverlay(labDir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -123,13 +123,21 @@ func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 	defer func() { release(built) }()
 
 	p := newParser(opts.Lab, labDir, opts.Progress)
+	p.buildPaths = copies
+	base, impl := opts.Base, opts.Impl
+	if impl == "" {
+		base, impl = "", labDir
+	}
+	if files, err := readSources(base, impl); err == nil {
+		p.sources = newSources(files)
+	}
 	if screened != nil {
 		p.buildFailed = true
 		p.buildOutput = []string{screened.Error()}
 		return finish(p.report("")), nil
 	}
 	buildStart := time.Now()
-	buildOut, err := buildOverlayBinary(ctx, opts, overlayFile, binary)
+	buildOut, err := buildRetrying(ctx, func() ([]string, error) { return buildOverlayBinary(ctx, opts, overlayFile, binary) })
 	if err != nil {
 		return nil, err
 	}
@@ -313,12 +321,17 @@ func RaceEnv(current string) string {
 }
 
 // buildOverlay returns the go -overlay JSON that makes labs/<lab> contain
-// exactly the implementation's files plus the pristine test shim.
-func buildOverlay(labDir string, opts Options) ([]byte, error) {
+// exactly the implementation's files plus the pristine test shim, and the
+// copies it made in the cache (the shim, files whose "sync" import it
+// instrumented), each with the path that names the file it stands for,
+// relative to the kit root when it is inside it ("labs/01-claim/claim.go"):
+// the compiler names the copies, and a student must see their own file.
+func buildOverlay(labDir string, opts Options) (overlay []byte, copies map[string]string, err error) {
 	replace := map[string]string{}
+	copies = map[string]string{}
 	existing, err := filepath.Glob(filepath.Join(labDir, "*.go"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Every test file in the lab directory is dropped: the student's copy
 	// of the shim and any test file of their own.
@@ -335,14 +348,14 @@ func buildOverlay(labDir string, opts Options) ([]byte, error) {
 			}
 			src, err := goSources(dir)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for _, f := range src {
 				files[filepath.Base(f)] = f
 			}
 		}
 		if len(files) == 0 {
-			return nil, fmt.Errorf("%s: no .go files to grade", opts.Impl)
+			return nil, nil, fmt.Errorf("%s: no .go files to grade", opts.Impl)
 		}
 		for _, f := range existing {
 			if !strings.HasSuffix(f, "_test.go") {
@@ -367,16 +380,34 @@ func buildOverlay(labDir string, opts Options) ([]byte, error) {
 				continue
 			}
 			if replace[target], err = instrumentedCopy(src, os.ReadFile); err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+			if replace[target] != src {
+				copies[replace[target]] = kitPath(opts.Root, src)
 			}
 		}
 	}
 	shim, err := writeCached(opts.Lab.TestFile, []byte(opts.Lab.Shim))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	replace[filepath.Join(labDir, opts.Lab.TestFile)] = shim
-	return json.MarshalIndent(struct{ Replace map[string]string }{replace}, "", "  ")
+	copies[shim] = "labs/" + opts.Lab.Dir + "/" + opts.Lab.TestFile
+	overlay, err = json.MarshalIndent(struct{ Replace map[string]string }{replace}, "", "  ")
+	return overlay, copies, err
+}
+
+// kitPath is path relative to the kit root when it is inside it, with
+// forward slashes, else path itself.
+func kitPath(root, path string) string {
+	if root == "" {
+		return path
+	}
+	r, err := filepath.Rel(root, path)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return filepath.ToSlash(r)
 }
 
 // screenDir screens what the overlay run builds (see screenSource): the

@@ -2,8 +2,10 @@ package grader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -58,6 +60,13 @@ type VerifyOptions struct {
 	// Fixtures adds a check per independent test program of each suite
 	// (Lab.Fixtures): a wrong program must fail, a correct one pass.
 	Fixtures bool
+	// Programs, when set, is a folder of programs written outside the kit,
+	// by testers who never read its suites: Programs/<lab>/wrong/<name>/
+	// must each be caught and Programs/<lab>/correct/<name>/ must each
+	// pass, where <lab> is the lab's directory name ("01-claim") or its
+	// two-digit number ("01"). Verify then runs these alone: no starter,
+	// solution, mistake or fixture.
+	Programs string
 	// CaseTimeout is each case's budget of real time (Options.CaseTimeout).
 	CaseTimeout time.Duration
 	// TraceRules adds a "rules" check per lab: its README's numbered
@@ -78,12 +87,51 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 	var jobs []job
 	for _, lab := range labs {
 		base := Options{Root: o.Root, Lab: lab, Race: o.Race, Env: o.Env, CaseTimeout: o.CaseTimeout}
+		solution := filepath.Join(o.Root, "solutions", lab.Dir)
+		// programs adds a check per program in dir/wrong and dir/correct. A
+		// program holds only the files it changes; the rest are the
+		// solution's, as for a catalogued mistake.
+		program := func(kind, d string) {
+			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+				return
+			}
+			po := base
+			po.Base = solution
+			po.Impl = d
+			po.Target = kind + " program " + filepath.Base(d)
+			jobs = append(jobs, job{check: Check{Lab: lab, Kind: kind, Name: filepath.Base(d)}, opts: po})
+		}
+		programs := func(dir string) {
+			for _, kind := range []string{"wrong", "correct"} {
+				dirs, _ := filepath.Glob(filepath.Join(dir, kind, "*"))
+				for _, d := range dirs {
+					program(kind, d)
+				}
+			}
+		}
+		if o.Programs != "" {
+			for _, name := range []string{lab.Dir, fmt.Sprintf("%02d", lab.Number)} {
+				if fi, err := os.Stat(filepath.Join(o.Programs, name)); err == nil && fi.IsDir() {
+					programs(filepath.Join(o.Programs, name))
+				}
+			}
+			continue
+		}
+		// The pristine starter, not labs/, where a learner's work replaces it.
+		pristine, err := os.MkdirTemp("", "labkit-starter-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(pristine)
+		if err := WriteStarter(pristine, lab); err != nil {
+			return nil, err
+		}
 		starter := base
-		starter.Impl = filepath.Join(o.Root, "labs", lab.Dir)
+		starter.Impl = pristine
 		starter.Target = "starter labs/" + lab.Dir
 		jobs = append(jobs, job{check: Check{Lab: lab, Kind: "starter"}, opts: starter})
 		sol := base
-		sol.Impl = filepath.Join(o.Root, "solutions", lab.Dir)
+		sol.Impl = solution
 		sol.Target = "solution"
 		jobs = append(jobs, job{check: Check{Lab: lab, Kind: "solution"}, opts: sol})
 		mistakes, err := Mistakes(o.Root, lab)
@@ -109,19 +157,25 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 			mo.Target = "mistake " + m.Name
 			jobs = append(jobs, job{check: c, opts: mo, m: m})
 		}
-		if !o.Fixtures || lab.Fixtures == "" {
-			continue
+		if o.Fixtures && lab.Fixtures != "" {
+			programs(filepath.Join(o.Root, filepath.FromSlash(lab.Fixtures)))
 		}
-		for _, kind := range []string{"wrong", "correct"} {
-			dirs, _ := filepath.Glob(filepath.Join(o.Root, filepath.FromSlash(lab.Fixtures), kind, "*"))
-			for _, dir := range dirs {
-				// A program holds only the files it changes; the rest
-				// are the solution's, as for a catalogued mistake.
-				fo := base
-				fo.Base = sol.Impl
-				fo.Impl = dir
-				fo.Target = kind + " program " + filepath.Base(dir)
-				jobs = append(jobs, job{check: Check{Lab: lab, Kind: kind, Name: filepath.Base(dir)}, opts: fo})
+		if o.Fixtures {
+			// The blind testers' correct alternatives, and the wrong
+			// programs a suite once missed (BlindRegressions), join the
+			// fixtures; the rest of the blind set is the measure, run
+			// with Programs.
+			blind := filepath.Join(o.Root, filepath.FromSlash(BlindPrograms), lab.Dir)
+			dirs, _ := filepath.Glob(filepath.Join(blind, "correct", "*"))
+			for _, d := range dirs {
+				program("correct", d)
+			}
+			regressions, err := blindRegressions(o.Root, lab)
+			if err != nil {
+				return nil, err
+			}
+			for _, d := range regressions {
+				program("wrong", d)
 			}
 		}
 	}
@@ -137,6 +191,11 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 		c := j.check
 		if j.opts.Lab.Dir == "" { // a check decided without running anything
 			results[i] = c
+			if o.Progress != nil {
+				mu.Lock()
+				fmt.Fprintln(o.Progress, c)
+				mu.Unlock()
+			}
 			return
 		}
 		rep, err := RunGoTest(ctx, j.opts)
@@ -338,4 +397,43 @@ func failingNames(rep *Report) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
 	return line
+}
+
+// BlindPrograms is the folder, relative to the kit's root, of the programs
+// written by testers who never read the suites (see its README.md).
+const BlindPrograms = "suites/testdata/blind"
+
+// blindRegressions returns the folders of the lab's blind wrong programs
+// that a suite once missed, as listed in BlindPrograms/REGRESSIONS (one
+// "<lab dir>/wrong/<program>" per line; # starts a comment), so that
+// Verify with Fixtures keeps them caught.
+func blindRegressions(root string, lab Lab) ([]string, error) {
+	list := filepath.Join(root, filepath.FromSlash(BlindPrograms), "REGRESSIONS")
+	b, err := os.ReadFile(list)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blind regressions: %w", err)
+	}
+	var dirs []string
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		labDir, rest, ok := strings.Cut(line, "/")
+		if !ok || !strings.HasPrefix(rest, "wrong/") {
+			return nil, fmt.Errorf("%s:%d: %q, want <lab dir>/wrong/<program>", list, i+1, line)
+		}
+		if labDir != lab.Dir {
+			continue
+		}
+		d := filepath.Join(root, filepath.FromSlash(BlindPrograms), filepath.FromSlash(line))
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("%s:%d: no program %s", list, i+1, line)
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs, nil
 }

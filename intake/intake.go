@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -51,8 +52,14 @@ func (l Limits) withDefaults() Limits {
 
 // Submission is one entry of the class folder after intake.
 type Submission struct {
-	Student string // the folder's or archive's name without its extension
+	// Student is who the submission is from: the name in an LMS export
+	// name (see ParseName), else the entry's name without its extension.
+	Student string
 	Entry   string // the entry's name in the class folder
+	ID      string // the student ID an LMS export name carries, if any
+	// Submitted is when the submission came in: the time a Blackboard
+	// export name carries, else the entry's modification time.
+	Submitted time.Time
 	// Labs maps a lab number to a directory holding that lab's non-test
 	// .go files, inside the submission's private copy.
 	Labs map[int]string
@@ -70,6 +77,9 @@ var (
 	ErrNoLabs        = errors.New("no Go files for any lab")
 	ErrNotSubmission = errors.New("not a folder, .zip or .tar.gz")
 	ErrBadArchive    = errors.New("the archive cannot be read")
+	// ErrDuplicate refuses two entries of one student (x.zip and
+	// x.tar.gz): which one to grade is the instructor's call.
+	ErrDuplicate = errors.New("more than one submission for the student")
 )
 
 // Read takes every entry of classDir except hidden ones and those whose
@@ -88,8 +98,8 @@ func Read(classDir string, labs []Lab, scratch string, lim Limits, skip ...strin
 			skipSet[abs] = true
 		}
 	}
-	var out []Submission
-	for i, e := range entries {
+	byStudent := map[string][]classEntry{}
+	for _, e := range entries {
 		name := e.Name()
 		full := filepath.Join(classDir, name)
 		if strings.HasPrefix(name, ".") {
@@ -98,9 +108,41 @@ func Read(classDir string, labs []Lab, scratch string, lim Limits, skip ...strin
 		if abs, err := filepath.Abs(full); err == nil && skipSet[abs] {
 			continue
 		}
-		s := Submission{Student: studentName(name), Entry: name, Labs: map[int]string{}}
+		info, _ := e.Info()
+		student, _, _ := ParseName(name)
+		byStudent[student] = append(byStudent[student], classEntry{name, info})
+	}
+	// In the order of the entries, so that each submission's scratch
+	// folder (and any path a report shows) is the same from run to run
+	// and from shard to shard.
+	names := make([]string, 0, len(byStudent))
+	for student := range byStudent {
+		names = append(names, student)
+	}
+	sort.Slice(names, func(a, b int) bool { return minEntry(byStudent[names[a]]) < minEntry(byStudent[names[b]]) })
+	var out []Submission
+	i := 0
+	for _, student := range names {
+		group := byStudent[student]
+		sort.Slice(group, func(a, b int) bool { return group[a].name < group[b].name })
+		name := group[0].name
+		_, id, stamp := ParseName(name)
+		s := Submission{Student: student, Entry: name, ID: id, Labs: map[int]string{}, Submitted: stamp}
+		if s.Submitted.IsZero() && group[0].info != nil {
+			s.Submitted = group[0].info.ModTime().UTC().Truncate(time.Second)
+		}
+		if len(group) > 1 {
+			var names []string
+			for _, g := range group {
+				names = append(names, g.name)
+			}
+			s.Err = fmt.Errorf("%w: %s are all %s's; keep one of them in the class folder and grade again", ErrDuplicate, strings.Join(names, ", "), student)
+			out = append(out, s)
+			continue
+		}
+		i++
 		dest := filepath.Join(scratch, fmt.Sprintf("s%03d", i))
-		s.Err = unpack(full, dest, lim, &s)
+		s.Err = unpack(filepath.Join(classDir, name), dest, lim, &s)
 		if s.Err == nil {
 			s.Err = findLabs(dest, labs, &s)
 		}
@@ -108,15 +150,6 @@ func Read(classDir string, labs []Lab, scratch string, lim Limits, skip ...strin
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Entry < out[j].Entry })
 	return out, nil
-}
-
-func studentName(entry string) string {
-	for _, ext := range []string{".tar.gz", ".tgz", ".zip"} {
-		if strings.HasSuffix(strings.ToLower(entry), ext) {
-			return entry[:len(entry)-len(ext)]
-		}
-	}
-	return entry
 }
 
 // unpack copies a folder or extracts an archive into dest.
@@ -387,6 +420,7 @@ func copyDir(src, dest string, lim Limits, s *Submission) error {
 // the lab's package (the shallowest first).
 func findLabs(dest string, labs []Lab, s *Submission) error {
 	byPkg := map[string][]string{} // package -> directories, sorted, root first
+	pkgOf := map[string]string{}   // directory -> the package its files declare
 	tests := 0
 	_ = filepath.WalkDir(dest, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
@@ -402,18 +436,31 @@ func findLabs(dest string, labs []Lab, s *Submission) error {
 		}
 		dir := filepath.Dir(p)
 		pkg := f.Name.Name
+		pkgOf[dir] = pkg
 		if l := byPkg[pkg]; len(l) == 0 || l[len(l)-1] != dir {
 			byPkg[pkg] = append(byPkg[pkg], dir)
 		}
 		return nil
 	})
+	labOfPkg := map[string]Lab{}
+	for _, l := range labs {
+		labOfPkg[l.Package] = l
+	}
+	wrong := map[string]bool{} // folders that hold another lab's files
 	for _, lab := range labs {
 		var chosen string
 		for _, d := range []string{filepath.Join(dest, "labs", lab.Dir), filepath.Join(dest, lab.Dir)} {
-			if hasGo(d) {
-				chosen = d
-				break
+			if !hasGo(d) {
+				continue
 			}
+			if other, ok := labOfPkg[pkgOf[d]]; ok && other.Number != lab.Number {
+				rel, _ := filepath.Rel(dest, d)
+				s.Notes = append(s.Notes, fmt.Sprintf("wrong lab: %s/ holds lab %02d's files (package %s), not lab %02d's (package %s); they count for lab %02d", filepath.ToSlash(rel), other.Number, other.Package, lab.Number, lab.Package, other.Number))
+				wrong[d] = true
+				continue
+			}
+			chosen = d
+			break
 		}
 		if chosen == "" {
 			dirs := byPkg[lab.Package]
@@ -424,8 +471,11 @@ func findLabs(dest string, labs []Lab, s *Submission) error {
 				}
 				return dirs[i] < dirs[j]
 			})
-			if len(dirs) > 0 {
-				chosen = dirs[0]
+			for _, d := range dirs {
+				if !wrong[d] || labOfPkg[pkgOf[d]].Number == lab.Number {
+					chosen = d
+					break
+				}
 			}
 		}
 		if chosen != "" {
@@ -452,4 +502,18 @@ func hasGo(dir string) bool {
 		}
 	}
 	return false
+}
+
+// classEntry is one entry of the class folder.
+type classEntry struct {
+	name string
+	info fs.FileInfo
+}
+
+func minEntry(group []classEntry) string {
+	m := group[0].name
+	for _, e := range group[1:] {
+		m = min(m, e.name)
+	}
+	return m
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 var testLabs = []Lab{{Number: 1, Dir: "01-claim", Package: "claim"}, {Number: 4, Dir: "04-retry", Package: "retry"}}
@@ -158,4 +159,42 @@ func elsewhere(tb testing.TB) string {
 		elsewhereDir = tb.TempDir()
 	}
 	return elsewhereDir
+}
+
+func TestParseName(t *testing.T) {
+	for _, tt := range []struct{ entry, student, id, at string }{
+		{"Ada Lovelace_1001_assignsubmission_file_", "Ada Lovelace", "1001", ""},
+		{"lovelacebob_2002_9001_claim.zip", "lovelacebob", "2002", ""},
+		{"lovelacebob_LATE_2002_9001_claim.zip", "lovelacebob", "2002", ""},
+		{"Lab 1_alovelace_attempt_2026-03-01-23-59-00_claim.zip", "alovelace", "alovelace", "2026-03-01T23:59:00Z"},
+		{"submission_123456789", "submission_123456789", "123456789", ""},
+		{"chloé.tar.gz", "chloé", "", ""},
+	} {
+		student, id, at := ParseName(tt.entry)
+		stamp := ""
+		if !at.IsZero() {
+			stamp = at.Format(time.RFC3339)
+		}
+		if student != tt.student || id != tt.id || stamp != tt.at {
+			t.Errorf("ParseName(%q) = %q, %q, %q; want %q, %q, %q", tt.entry, student, id, stamp, tt.student, tt.id, tt.at)
+		}
+	}
+}
+
+func TestOneIdentityAndWrongLab(t *testing.T) {
+	class := t.TempDir()
+	writeZip(t, filepath.Join(class, "x.zip"), []entry{{name: "claim.go", body: claimSrc}})
+	writeTarGz(t, filepath.Join(class, "x.tar.gz"), []entry{{name: "claim.go", body: claimSrc}})
+	writeFile(t, filepath.Join(class, "mixed", "04-retry", "claim.go"), claimSrc)
+	subs, err := Read(class, testLabs, t.TempDir(), Limits{})
+	if err != nil || len(subs) != 2 {
+		t.Fatalf("Read = %d submissions, %v; want x once and mixed", len(subs), err)
+	}
+	x, mixed := subs[1], subs[0]
+	if !errors.Is(x.Err, ErrDuplicate) || !strings.Contains(x.Err.Error(), "x.tar.gz, x.zip") {
+		t.Errorf("x: Err = %v, want ErrDuplicate naming both entries", x.Err)
+	}
+	if _, ok := mixed.Labs[1]; !ok || len(mixed.Labs) != 1 || !strings.Contains(strings.Join(mixed.Notes, "\n"), "wrong lab: 04-retry/ holds lab 01's files") {
+		t.Errorf("mixed: labs %v, notes %q; want lab 01 only, named a wrong lab", mixed.Labs, mixed.Notes)
+	}
 }

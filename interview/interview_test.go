@@ -60,6 +60,33 @@ func TestNumericDrills(t *testing.T) {
 	}
 }
 
+// TestNumericCheckUnits: an answer with a unit of time is converted to the
+// drill's unit ("6.4s" is 6400 ms), a bare number is read in the drill's
+// unit, and the message for what is no number quotes it without its line
+// end.
+func TestNumericCheckUnits(t *testing.T) {
+	ms := Numeric{Answer: 6400, Unit: "ms"}
+	secs := Numeric{Answer: 800, Unit: "seconds"}
+	jobs := Numeric{Answer: 27000, Unit: "jobs"}
+	tests := []struct {
+		n     Numeric
+		typed string
+		ok    bool
+	}{
+		{ms, "6.4s\n", true}, {ms, "6400\n", true}, {ms, "6400 ms", true}, {ms, "6,400 milliseconds", true}, {ms, "6.4", false}, {ms, "64s", false},
+		{secs, "13m20s\n", true}, {secs, "13 min 20 s", true}, {secs, "800 seconds", true}, {secs, "800", true}, {secs, "13m", false},
+		{jobs, "27,000 jobs", true}, {jobs, "27000", true}, {jobs, "2700", false},
+	}
+	for _, tt := range tests {
+		if ok, err := tt.n.Check(tt.typed); ok != tt.ok || err != nil {
+			t.Errorf("Check(%q) on an answer of %v %s = %v, %v, want %v, nil", tt.typed, tt.n.Answer, tt.n.Unit, ok, err, tt.ok)
+		}
+	}
+	if _, err := secs.Check("ten minutes\n"); err == nil || err.Error() != `"ten minutes" is not a number` {
+		t.Errorf(`Check("ten minutes\n") = %v, want the error "\"ten minutes\" is not a number"`, err)
+	}
+}
+
 func TestNumericCheckTolerance(t *testing.T) {
 	n := Numeric{Answer: 600, Unit: "seconds"}
 	tests := []struct {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Numeric is a drill with one number for an answer.
@@ -101,24 +103,54 @@ func NewNumeric(kind string, seed uint64) (Numeric, error) {
 
 // Check compares a typed answer with the drill's, within Tolerance;
 // "never" (or "inf") is the answer to a backlog that never drains. A
-// typed number may have thousands separators and a unit.
+// typed number may have thousands separators and a unit word after it
+// ("6400 ms", "800 seconds"), and is read in the drill's unit. When the
+// drill's unit is one of time, a duration with its own units ("6.4s",
+// "13m20s", "13 min 20 s") is converted to it.
 func (n Numeric) Check(typed string) (ok bool, err error) {
 	t := strings.ToLower(strings.TrimSpace(typed))
 	if t == "never" || t == "inf" || t == "infinite" || t == "∞" {
 		return math.IsInf(n.Answer, 1), nil
 	}
-	if f := strings.Fields(t); len(f) > 0 {
-		t = f[0]
-	}
-	t = strings.NewReplacer(",", "", "_", "", "s", "", "ms", "").Replace(t)
-	v, err := strconv.ParseFloat(t, 64)
-	if err != nil {
-		return false, fmt.Errorf("%q is not a number", typed)
+	v, ok := n.value(t)
+	if !ok {
+		return false, fmt.Errorf("%q is not a number", strings.TrimSpace(typed))
 	}
 	if math.IsInf(n.Answer, 1) {
 		return false, nil
 	}
 	return math.Abs(v-n.Answer) <= Tolerance*math.Max(1, math.Abs(n.Answer)), nil
+}
+
+// timeUnits are the drill units of time, as durations.
+var timeUnits = map[string]time.Duration{"seconds": time.Second, "ms": time.Millisecond}
+
+// unitWords shortens the words of time units to time.ParseDuration's;
+// longer words come first, so "milliseconds" is not read as "m" and more.
+var unitWords = strings.NewReplacer(
+	"milliseconds", "ms", "millisecond", "ms", "msecs", "ms", "msec", "ms",
+	"minutes", "m", "minute", "m", "mins", "m", "min", "m",
+	"seconds", "s", "second", "s", "secs", "s", "sec", "s",
+	"hours", "h", "hour", "h", "hrs", "h", "hr", "h",
+)
+
+// numberRE is a number followed by a unit word, if any, with no spaces.
+var numberRE = regexp.MustCompile(`^([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:e[-+]?[0-9]+)?)[a-z]*$`)
+
+// value reads the lower-cased answer t as a number in the drill's unit.
+func (n Numeric) value(t string) (float64, bool) {
+	t = strings.Join(strings.Fields(strings.NewReplacer(",", "", "_", "").Replace(t)), "")
+	if per, ok := timeUnits[n.Unit]; ok {
+		if d, err := time.ParseDuration(unitWords.Replace(t)); err == nil {
+			return float64(d) / float64(per), true
+		}
+	}
+	m := numberRE.FindStringSubmatch(t)
+	if m == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	return v, err == nil
 }
 
 // AnswerText is the answer as a learner would write it.

@@ -70,6 +70,20 @@ func Options(addr string) (*goredis.Options, error) {
 	}, nil
 }
 
+// Describe names the server addr points at, for a report: "host:port db
+// N", with "(TLS)" for a rediss:// URL, and never its credentials.
+func Describe(addr string) string {
+	o, err := Options(addr)
+	if err != nil {
+		return "an unparsable address"
+	}
+	s := fmt.Sprintf("%s db %d", o.Addr, o.DB)
+	if o.TLSConfig != nil {
+		s += " (TLS)"
+	}
+	return s
+}
+
 // Check connects to addr and returns nil when the server answers and (unless
 // allowForeign) its database holds no key outside KeyPrefix. Its errors are
 // one line, wrap ErrBadAddr, ErrUnreachable or ErrForeignKeys, and say what

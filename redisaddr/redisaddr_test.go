@@ -69,3 +69,18 @@ func TestAllowForeign(t *testing.T) {
 		t.Error("AllowForeign does not read " + AllowForeignEnv + "=1")
 	}
 }
+
+// TestDescribe: a report names the server and its database, never the
+// credentials in a URL.
+func TestDescribe(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:6390":                       "127.0.0.1:6390 db 0",
+		"redis://ann:s3cret@db.example:6379/3": "db.example:6379 db 3",
+		"rediss://db.example:6380/1":           "db.example:6380 db 1 (TLS)",
+	} {
+		got := Describe(addr)
+		if got != want || strings.Contains(got, "s3cret") {
+			t.Errorf("Describe(%q) = %q, want %q", addr, got, want)
+		}
+	}
+}

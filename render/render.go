@@ -7,10 +7,13 @@ import (
 	"bytes"
 	"fmt"
 	"html/template"
+	"regexp"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	gmparser "github.com/yuin/goldmark/parser"
+
+	"github.com/fourth-outcome/labkit/diagram"
 )
 
 // md is the Markdown renderer for feedback and docs: CommonMark plus GFM
@@ -54,6 +57,7 @@ code { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; }
 blockquote { border-left: 4px solid #d70015; margin: 1rem 0; padding: .25rem 1rem; background: #fff5f5; }
 table { border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: .3rem .6rem; text-align: left; }
 small { color: #555; }
+figure.diagram { margin: 1rem 0; overflow-x: auto; } figure.diagram svg { max-width: 100%; height: auto; }
 </style>
 </head>
 <body>
@@ -61,3 +65,29 @@ small { color: #555; }
 </body>
 </html>
 `))
+
+// timelineRE matches a timeline figure's reference as the renderer writes
+// the paragraph ![...](timelines/CASE.svg) of grader's TimelineFigures.
+var timelineRE = regexp.MustCompile(`<p><img src="timelines/([A-Za-z0-9_-]+)\.svg" alt="([^"]*)"\s*/?></p>`)
+
+// InlineTimelines replaces each timeline figure reference of a rendered
+// feedback page by the case's timeline drawn as a sequence diagram
+// (diagram.FromTimeline), inline SVG in a <figure> with its own title and
+// description; timelines maps a case's name to its timeline lines. A
+// reference that cannot be drawn is dropped: the text timeline beside it
+// says the same.
+func InlineTimelines(html []byte, timelines map[string][]string) []byte {
+	return timelineRE.ReplaceAllFunc(html, func(m []byte) []byte {
+		sub := timelineRE.FindSubmatch(m)
+		name := string(sub[1])
+		s, err := diagram.FromTimeline("timeline-"+name, "Timeline of "+name, timelines[name])
+		if err != nil {
+			return nil
+		}
+		svg, err := s.SVG()
+		if err != nil {
+			return nil
+		}
+		return []byte(`<figure class="diagram timeline" id="timeline-` + name + `">` + "\n" + svg + "</figure>")
+	})
+}

@@ -37,6 +37,43 @@ func inBubble[T any](t *testing.T, h *History, newImpl func(*testing.T, *History
 	})
 }
 
+// freshBubble is inBubble for a Fresh: f runs unguarded, and its panic (a
+// model checker's failure, or the implementation's own panic) ends the
+// bubble's root goroutine normally and is raised again in the caller once
+// the bubble has ended.
+func freshBubble[T any](t *testing.T, h *History, newImpl func(*testing.T, *History) T, f func(*testing.T, T)) {
+	t.Helper()
+	var (
+		bubble   int64
+		panicked bool
+		value    any
+	)
+	func() {
+		defer func() {
+			r := recover()
+			background := backgrounds.end(bubble)
+			if r != nil && !endedWithOnly(r, bubble, background) {
+				panic(r)
+			}
+		}()
+		fakeclock.Run(t, func(t *testing.T) {
+			h.Restart()
+			bubble = currentBubble()
+			backgrounds.begin(bubble)
+			defer func() {
+				if r := recover(); r != nil {
+					panicked, value = true, r
+				}
+			}()
+			impl := Construct(func() T { return newImpl(t, h) })
+			f(t, impl)
+		})
+	}()
+	if panicked {
+		panic(value)
+	}
+}
+
 // Construct calls newImpl, which builds the implementation under test or
 // one more instance of it, and returns what it built. Goroutines started
 // while newImpl runs are the implementation's own background goroutines:

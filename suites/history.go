@@ -69,6 +69,15 @@ func (h *History) Note(format string, args ...any) {
 	h.Record("test", fmt.Sprintf(format, args...), "")
 }
 
+// Append adds events as they are, with the times they carry: a model case
+// (package suites/modelcheck) copies in the events of the sequence it
+// replayed, each timed on that sequence's own clock.
+func (h *History) Append(events ...Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, events...)
+}
+
 // Events returns a copy of the events so far.
 func (h *History) Events() []Event {
 	h.mu.Lock()

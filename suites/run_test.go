@@ -142,10 +142,10 @@ func TestHelperSuite(t *testing.T) {
 	passes := func(t *testing.T, h *History, _ int) {}
 	switch os.Getenv(helperEnv) {
 	case "panic":
-		Run(t, testLab("panics", "passes"), []Test[int]{{Case{Name: "panics"}, panics}, {Case{Name: "passes"}, passes}},
+		Run(t, testLab("panics", "passes"), []Test[int]{{Case: Case{Name: "panics"}, Check: panics}, {Case: Case{Name: "passes"}, Check: passes}},
 			func(*testing.T, *History) int { return 0 })
 	case "leak":
-		Run(t, testLab("leaks"), []Test[int]{{Case{Name: "leaks"}, leak}}, func(*testing.T, *History) int { return 0 })
+		Run(t, testLab("leaks"), []Test[int]{{Case: Case{Name: "leaks"}, Check: leak}}, func(*testing.T, *History) int { return 0 })
 	default:
 		t.Skip("runs only as the helper of another test")
 	}

@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"fmt"
 	"hash/fnv"
 	"os"
 	"strconv"
@@ -12,6 +13,22 @@ import (
 // SeedEnv is the environment variable that overrides every case's seed;
 // labctl check --seed sets it.
 const SeedEnv = "LABKIT_SEED"
+
+// ProgEnv is the environment variable through which labctl check tells
+// the suite how the learner runs labctl from where they stand ("go run
+// ./cmd/labctl", "../../bin/labctl"), so that a failing case's replay
+// command works as printed.
+const ProgEnv = "LABKIT_PROG"
+
+// replayCommand is the command that replays a case with seed: through
+// labctl as the learner runs it, or, when the suite runs without labctl
+// (go test from an editor), through go run from the kit root.
+func replayCommand(lab, seed int64) string {
+	if prog := os.Getenv(ProgEnv); prog != "" {
+		return fmt.Sprintf("%s check %d --seed %d", prog, lab, seed)
+	}
+	return fmt.Sprintf("go run ./cmd/labctl check %d --seed %d, from the kit's root", lab, seed)
+}
 
 // seeds holds the seed each test asked for, by test name, so that a
 // failure report can print it.

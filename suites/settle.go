@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Call is a function running in its own goroutine, started by Go, whose
@@ -50,6 +51,10 @@ func (c *Call) Returned() bool {
 	}
 }
 
+// settleBudget is the least real time Settle looks at a call that keeps
+// running before it reports the call as stuck.
+const settleBudget = 2 * time.Second
+
 // Wait blocks until the call returns.
 func (c *Call) Wait() { <-c.done }
 
@@ -61,13 +66,16 @@ func (c *Call) Wait() { <-c.done }
 // actor that owns the state) is not taken for a stuck one. Settle never
 // waits on a clock, so it works inside and outside a fakeclock bubble. A
 // call that keeps running without parking or returning is reported as stuck
-// after a bounded number of looks.
+// after a bounded number of looks and settleBudget of real time: on a busy
+// machine a runnable goroutine can wait that long for a CPU, and a correct
+// call must not be taken for a stuck one then.
 func (c *Call) Settle() bool {
 	const needParked = 3
 	const maxLooks = 20000
 	self := goroutineID()
 	parked := 0
-	for range maxLooks {
+	giveUp := RealNow().Add(settleBudget)
+	for looks := 0; looks < maxLooks || RealNow().Before(giveUp); looks++ {
 		if c.Returned() {
 			return true
 		}
@@ -87,10 +95,28 @@ func (c *Call) Settle() bool {
 // parked reports whether the call's goroutine is parked and, when it is in
 // a bubble, every goroutine of that bubble but self is parked too.
 func (c *Call) parked(self int64) bool {
-	all := goroutines()
+	return quiet(goroutines(), c.id, self)
+}
+
+// quiet reports, from a list of the process's goroutines, whether goroutine
+// id is parked and, when it is in a bubble, every goroutine of that bubble
+// but self is parked too.
+//
+// A goroutine of no bubble may be one of the bubble's for the moment: the
+// runtime takes a goroutine out of its bubble while it starts a garbage
+// collection cycle or assists one (runtime/mgc.go, runtime/mgcmark.go), and
+// its stack header then names no bubble. So a goroutine of no bubble that
+// is not parked, or that waits on one of the runtime's own semaphores
+// ("semacquire": the collector's, or the one a stack dump holds while it
+// stops the world), counts as one of the bubble's still on its way: an
+// actor caught starting a collection is not missing from its bubble, and
+// a call waiting for its answer is not taken for a stuck one. The
+// goroutines a test binary runs outside any bubble otherwise wait on
+// channels, so this delays no verdict on a call that is really stuck.
+func quiet(all []goroutine, id, self int64) bool {
 	var me *goroutine
 	for i := range all {
-		if all[i].id == c.id {
+		if all[i].id == id {
 			me = &all[i]
 			break
 		}
@@ -102,20 +128,38 @@ func (c *Call) parked(self int64) bool {
 		return true
 	}
 	for _, g := range all {
-		if g.bubble == me.bubble && g.id != self && !isParked(g.state) {
-			return false
+		if g.id == self || g.id == id {
+			continue
+		}
+		switch g.bubble {
+		case me.bubble:
+			if !isParked(g.state) {
+				return false
+			}
+		case 0:
+			if !isParked(g.state) || g.state == "semacquire" {
+				return false
+			}
 		}
 	}
 	return true
 }
 
+// isParked reports whether a goroutine in the given wait state waits for
+// another goroutine or for time: a channel, a lock, a condition, a sleep.
+// Anything else, the runtime's own waits included ("GC assist wait", "wait
+// for GC cycle", "stopping the world", "preempted"), passes by itself, so a
+// call caught in one of them is still on its way: a call that allocates a
+// large key on a busy machine under -race waits for the collector in "GC
+// assist wait", and must not be taken for a stuck one.
 func isParked(state string) bool {
-	switch {
-	case state == "", state == "running", state == "runnable", state == "preempted", state == "copystack",
-		strings.HasPrefix(state, "syscall"):
-		return false
+	switch state {
+	case "chan receive", "chan send", "select", "semacquire", "sleep", "coroutine", "IO wait",
+		"sync.Cond.Wait", "sync.Mutex.Lock", "sync.RWMutex.RLock", "sync.RWMutex.Lock", "sync.WaitGroup.Wait",
+		"synctest.Run", "synctest.Wait":
+		return true
 	}
-	return true
+	return false
 }
 
 // goroutine is one goroutine as the runtime's stack dump describes it.

@@ -59,10 +59,27 @@ type (
 // Test pairs a Case with the function that checks it against an
 // implementation of type T. Check runs inside the case's bubble with the
 // case's History, and records in it what happened.
+//
+// A model case (package suites/modelcheck) sets Model instead of Check: it
+// builds its implementations itself, a new one for every sequence of calls
+// it generates, each through fresh and so each in a bubble of its own (on
+// virtual time), while Model itself runs outside any bubble, on the real
+// clock that bounds its search.
 type Test[T any] struct {
 	Case
 	Check func(t *testing.T, h *History, impl T)
+	Model func(t *testing.T, h *History, fresh Fresh[T])
 }
+
+// Fresh runs f with a new implementation, built by the suite's newImpl as a
+// case's is: in a new fakeclock bubble when the suite runs on virtual time
+// (Run), with h restarted at the bubble's t=0s and the implementation's
+// background goroutines left behind as a case's are; on the real clock
+// under RunRealTime. Unlike a Check, f's panics are not turned into
+// failures: a panic in f, once the bubble has ended, goes on in Fresh's
+// caller, so that a model checker sees the failure of the sequence it ran
+// (its own failures are panics) and can shrink it.
+type Fresh[T any] func(t *testing.T, h *History, f func(t *testing.T, impl T))
 
 // Cases returns the rubric part of tests, for a suite's Lab value.
 func Cases[T any](tests []Test[T]) []Case {
@@ -105,6 +122,17 @@ func run[T any](t *testing.T, lab Lab, tests []Test[T], newImpl func(*testing.T,
 					t.Log(failureReport(lab, tt.Case, h, t))
 				}
 			})
+			if tt.Model != nil {
+				fresh := func(t *testing.T, h *History, f func(*testing.T, T)) {
+					if bubble {
+						freshBubble(t, h, newImpl, f)
+						return
+					}
+					f(t, newImpl(t, h))
+				}
+				Guard(t, func() { tt.Model(t, h, fresh) })
+				return
+			}
 			if bubble {
 				inBubble(t, h, newImpl, tt.Check)
 				return
@@ -125,7 +153,7 @@ func failureReport(lab Lab, c Case, h *History, t *testing.T) string {
 		fmt.Fprintf(&b, "concept: %s (%s)\n", concept.Title, concept.Docs)
 	}
 	if seed, ok := seedOf(t); ok {
-		fmt.Fprintf(&b, "seed: %d (replay with: labctl check %d --seed %d)\n", seed, lab.Number, seed)
+		fmt.Fprintf(&b, "seed: %d (replay with: %s)\n", seed, replayCommand(int64(lab.Number), seed))
 	}
 	b.WriteString(h.Timeline())
 	return b.String()

@@ -3,6 +3,7 @@ package suites
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -120,6 +121,38 @@ func TestParseGoroutines(t *testing.T) {
 	}
 }
 
+// TestQuiet: a call counts as stuck only when every goroutine of its
+// bubble is parked, and a goroutine of no bubble that is on its way (the
+// runtime takes a goroutine out of its bubble while it starts or assists a
+// garbage collection) may be one of the bubble's.
+func TestQuiet(t *testing.T) {
+	const self, call = 1, 2
+	base := []goroutine{{self, "running", 3}, {call, "chan receive", 3}, {21, "chan receive", 0}}
+	for _, tt := range []struct {
+		name  string
+		other goroutine
+		want  bool
+	}{
+		{"the bubble's actor waits for a request", goroutine{5, "select", 3}, true},
+		{"the bubble's actor is running", goroutine{5, "runnable", 3}, false},
+		{"a goroutine of no bubble is runnable (an actor starting a collection)", goroutine{5, "runnable", 0}, false},
+		{"a goroutine of no bubble waits on a runtime semaphore", goroutine{5, "semacquire", 0}, false},
+		{"a goroutine of no bubble waits on a channel", goroutine{5, "chan receive", 0}, true},
+		{"a goroutine of another bubble is running", goroutine{5, "runnable", 4}, true},
+	} {
+		all := append(slices.Clone(base), tt.other)
+		if got := quiet(all, call, self); got != tt.want {
+			t.Errorf("%s: quiet() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if quiet([]goroutine{{self, "running", 3}, {call, "runnable", 3}}, call, self) {
+		t.Error("quiet() = true for a call that is runnable, want false")
+	}
+	if quiet([]goroutine{{self, "running", 3}}, call, self) {
+		t.Error("quiet() = true for a call that has returned (no goroutine), want false")
+	}
+}
+
 func TestSeed(t *testing.T) {
 	t.Setenv(SeedEnv, "")
 	a, b := Seed(t), Seed(t)
@@ -169,5 +202,31 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want an error mentioning %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestReplayCommand: a failing case's replay command is the way the
+// learner runs labctl (labctl check passes it in ProgEnv), and a go run
+// from the kit root without it.
+func TestReplayCommand(t *testing.T) {
+	t.Setenv(ProgEnv, "../../bin/labctl")
+	if got, want := replayCommand(4, 7), "../../bin/labctl check 4 --seed 7"; got != want {
+		t.Errorf("replayCommand(4, 7) with %s set = %q, want %q", ProgEnv, got, want)
+	}
+	t.Setenv(ProgEnv, "")
+	if got, want := replayCommand(4, 7), "go run ./cmd/labctl check 4 --seed 7, from the kit's root"; got != want {
+		t.Errorf("replayCommand(4, 7) without %s = %q, want %q", ProgEnv, got, want)
+	}
+}
+
+func TestIsParked(t *testing.T) {
+	for state, want := range map[string]bool{
+		"chan receive": true, "select": true, "sync.Mutex.Lock": true, "sleep": true, "sync.WaitGroup.Wait": true,
+		"running": false, "runnable": false, "": false, "preempted": false, "syscall": false,
+		"GC assist wait": false, "GC assist marking": false, "wait for GC cycle": false, "stopping the world": false,
+	} {
+		if got := isParked(state); got != want {
+			t.Errorf("isParked(%q) = %v, want %v", state, got, want)
+		}
 	}
 }

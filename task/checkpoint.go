@@ -111,6 +111,8 @@ type CheckpointKV interface {
 
 	// Put replaces the checkpoint of cp.TaskID with cp. When it returns
 	// nil, cp is stored; when it returns an error, cp may or may not be.
+	// Put may keep cp.Values as it is, and Get may return the slice it
+	// keeps (an in-memory KV does): copying is the store's job.
 	Put(ctx context.Context, cp Checkpoint) error
 }
 

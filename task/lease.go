@@ -126,4 +126,14 @@ type WorkerOptions struct {
 	// PollInterval is how long the worker waits before asking again when
 	// the queue has no visible task. Zero or less means one second.
 	PollInterval time.Duration
+
+	// Backoff is the delay before a failed task is visible again, given
+	// the attempt that failed (the Attempt of the lease whose handler
+	// returned an error): the worker releases the task with
+	// Nack(token, Backoff(attempt)). Nil means release at once,
+	// Nack(token, 0). Production passes full-jitter exponential backoff
+	// (see docs/04-retry.md), so that a task failing against a dependency
+	// that is down does not come back, and fail again, as fast as the
+	// workers can go.
+	Backoff func(attempt int) time.Duration
 }

@@ -12,15 +12,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/fourth-outcome/labkit/grader"
+	xterm "golang.org/x/term"
 )
 
 // Options tunes the terminal rendering.
 type Options struct {
 	// Color turns on ANSI colours and bold; see ColorFor.
 	Color bool
-	// Width is the column at which prose is wrapped and long output lines
-	// are cut; 0 means 80.
+	// Width is the column at which prose is wrapped; 0 means 80.
 	Width int
+	// Columns is the width of the terminal the feedback is written to:
+	// lines of output (what happened, the timeline, compiler errors) longer
+	// than it are cut, marked "…", so that none wraps. 0 means no terminal
+	// (a pipe, a file): every line is kept whole.
+	Columns int
 	// Prog is how the learner runs labctl, "go run ./cmd/labctl" or
 	// "labctl"; it appears in the commands the feedback suggests.
 	Prog string
@@ -54,14 +59,39 @@ func ColorFor(w io.Writer, getenv func(string) string) bool {
 	return IsTerminal(w)
 }
 
-// IsTerminal reports whether w is a terminal (a character device).
+// IsTerminal reports whether w is a terminal. A character device that is
+// not a terminal, such as /dev/null, is not one.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	return ok && xterm.IsTerminal(int(f.Fd()))
+}
+
+// Width is the column at which prose written to w is wrapped: the
+// terminal's width, never wider than MaxWidth, where prose gets hard to
+// read, and 80 when w is not a terminal.
+func Width(w io.Writer) int {
+	cols := Columns(w)
+	if cols <= 0 {
+		return 80
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return min(cols, MaxWidth)
+}
+
+// MaxWidth is the widest that Width wraps prose.
+const MaxWidth = 120
+
+// Columns is the number of columns of the terminal w (80 when its size is
+// unknown), or 0 when w is not a terminal: output written to a pipe or a
+// file is not cut to any width.
+func Columns(w io.Writer) int {
+	if !IsTerminal(w) {
+		return 0
+	}
+	cols, _, err := xterm.GetSize(int(w.(*os.File).Fd()))
+	if err != nil || cols <= 0 {
+		return 80
+	}
+	return cols
 }
 
 type style struct{ on bool }
@@ -105,6 +135,9 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 	}
 	if rep.Seed != "" {
 		facts = append(facts, "seed "+rep.Seed)
+	}
+	if rep.Redis != "" {
+		facts = append(facts, "Redis "+rep.Redis)
 	}
 	facts = append(facts, fmt.Sprintf("took %.1fs", rep.Duration.Seconds()))
 	b.WriteString(s.dim(strings.Join(facts, " · ")) + "\n\n")
@@ -220,8 +253,9 @@ func writeNext(b *strings.Builder, rep *grader.Report, lab grader.Lab, o Options
 	b.WriteString(wrap(s.bold("Next: ")+next, "", o.Width))
 }
 
-// writeBlock writes up to limit lines indented, cut at the width, and says
-// how many were left out.
+// writeBlock writes up to limit lines indented, cut to the terminal's
+// columns (whole when there is no terminal), and says how many were left
+// out.
 func writeBlock(b *strings.Builder, lines []string, limit int, o Options, s style, labNumber int) {
 	for i, l := range lines {
 		if i == limit && len(lines) > limit+1 {
@@ -231,7 +265,10 @@ func writeBlock(b *strings.Builder, lines []string, limit int, o Options, s styl
 		if i > limit {
 			break
 		}
-		b.WriteString("    " + cut(l, o.Width-4) + "\n")
+		if o.Columns > 0 {
+			l = cut(l, max(o.Columns-4, 20))
+		}
+		b.WriteString("    " + l + "\n")
 	}
 }
 

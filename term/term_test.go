@@ -2,6 +2,7 @@ package term
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -40,6 +41,34 @@ func TestFeedbackFitsOneScreen(t *testing.T) {
 	}
 	if strings.Contains(got, "\x1b[") {
 		t.Errorf("Feedback without colour has escape sequences")
+	}
+}
+
+// TestFeedbackCutsAtTheTerminalOnly: a line of failure detail is cut at
+// the terminal's width, however wide, and not at all when the feedback
+// goes to a pipe or a file (Columns 0); prose is wrapped at Width either
+// way.
+func TestFeedbackCutsAtTheTerminalOnly(t *testing.T) {
+	long := "Do(ctx, k1) after cancellation = retry: all 5 attempts failed: sign document: 429 Too Many Requests, want an immediate error wrapping claim: in progress"
+	rep := report(0)
+	rep.Cases[1].Output = []string{long}
+	for _, tt := range []struct {
+		columns int
+		want    string
+	}{
+		{0, "    " + long + "\n"},
+		{200, "    " + long + "\n"},
+		{80, "    " + string([]rune(long)[:75]) + "…\n"},
+	} {
+		got := Feedback(rep, lab, Options{Width: 80, Columns: tt.columns})
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("Feedback(Columns: %d) lacks the line %q:\n%s", tt.columns, tt.want, got)
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if n := len([]rune(l)); n > 80 && l != "    "+long {
+				t.Errorf("Feedback(Columns: %d, Width: 80) has a %d-column line that is not failure detail: %q", tt.columns, n, l)
+			}
+		}
 	}
 }
 
@@ -99,5 +128,39 @@ func TestFeedbackRealTimeTimeline(t *testing.T) {
 	got := Feedback(report(3), lab, Options{Markdown: grader.MarkdownOptions{RealTime: true}})
 	if !strings.Contains(got, "Timeline (real time") || strings.Contains(got, "virtual time") {
 		t.Errorf("terminal feedback on the real clock labels its timeline wrong:\n%s", got)
+	}
+}
+
+// TestIsTerminalNotACharDevice: /dev/null is a character device but no
+// terminal, so feedback written there has no colours and the default
+// width.
+func TestIsTerminalNotACharDevice(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if IsTerminal(f) {
+		t.Errorf("IsTerminal(%s) = true, want false", os.DevNull)
+	}
+	if got := Width(f); got != 80 {
+		t.Errorf("Width(%s) = %d, want 80", os.DevNull, got)
+	}
+	if got := Columns(f); got != 0 {
+		t.Errorf("Columns(%s) = %d, want 0: output that is no terminal is not cut", os.DevNull, got)
+	}
+	if _, err := KeysWithoutEnter(f); err == nil {
+		t.Errorf("KeysWithoutEnter(%s) = nil error, want one: it is no terminal", os.DevNull)
+	}
+}
+
+// TestFeedbackNamesTheRedisServer: the header says which Redis server the
+// suite ran against.
+func TestFeedbackNamesTheRedisServer(t *testing.T) {
+	rep := report(0)
+	rep.Redis = "127.0.0.1:6390 db 3"
+	got := Feedback(rep, lab, Options{})
+	if _, facts, _ := strings.Cut(got, "\n"); !strings.HasPrefix(facts, "race detector on · Redis 127.0.0.1:6390 db 3 · took") {
+		t.Errorf("Feedback's header does not name the Redis server:\n%s", got)
 	}
 }

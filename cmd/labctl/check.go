@@ -1,21 +1,26 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/fourth-outcome/labkit/changelog"
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/redisaddr"
 	"github.com/fourth-outcome/labkit/render"
 	"github.com/fourth-outcome/labkit/site"
+	"github.com/fourth-outcome/labkit/suites"
 	"github.com/fourth-outcome/labkit/term"
 )
 
@@ -57,9 +62,11 @@ its goroutines was at and whether it was blocked or spinning. A case during
 which the test binary crashes (a panic in a goroutine, a fatal error such as
 "concurrent map writes") is reported as crashed, with the panic and its line;
 one during which it exits (os.Exit) as did not finish. Either way the cases
-after it run again in a fresh process, so one hang or crash costs one case. A case the suite never reached is "not run",
-with the reason. Exit status 0 means every case passes, 1 means some fail,
-2 means bad input.`,
+after it run again in a fresh process, so one hang or crash costs one case. A
+case the suite never reached is "not run", with the reason; one it could not
+exercise (a race the machine never interleaved, code the harness cannot run)
+is "not exercised" and earns nothing. Exit status 0 means every case passes,
+1 means some fail, 2 means bad input.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		o := &checkOpts{}
 		fs.BoolVar(&o.md, "md", false, "print the full feedback as Markdown (every failing case) instead of the one-screen summary")
@@ -110,14 +117,23 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	if _, err := os.Stat(filepath.Join(root, "labs", lab.Dir)); err != nil {
 		return usagef("lab %s: %v", lab.Dir, err)
 	}
-	for _, w := range starterChanges(root, lab) {
+	changes, err := starterChanges(root, lab)
+	if err != nil {
+		e.warnNotSaved("the version of the kit's starters", err, "the next check may repeat a changed-starter notice, or miss one")
+	}
+	for _, w := range changes {
 		fmt.Fprintf(e.stderr, "labctl: note: %s\n", w)
+	}
+	if note := missingTestFile(e, root, lab); note != "" {
+		fmt.Fprintf(e.stderr, "labctl: note: %s\n", note)
 	}
 	race, err := e.raceMode(o.race)
 	if err != nil {
 		return err
 	}
-	var extraEnv []string
+	// The suite prints a failing case's replay command as the learner
+	// runs labctl.
+	extraEnv := []string{suites.ProgEnv + "=" + e.prog()}
 	if o.redis != "" {
 		entry, err := checkRedis(ctx, o.redis)
 		if err != nil {
@@ -166,14 +182,20 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	if err != nil {
 		return err
 	}
-
-	prev := st.Labs[lab.Dir]
-	st.Labs[lab.Dir] = labState{Score: rep.Score, Total: rep.Total, Passed: rep.Passed, CheckedAt: time.Now().UTC(), HintLevel: prev.HintLevel}
-	if err := saveState(root, st); err != nil {
-		fmt.Fprintf(e.stderr, "labctl: warning: %v\n", err)
+	if usesRedis(lab) {
+		rep.Redis = "embedded miniredis"
+		if addr := cmp.Or(o.redis, os.Getenv(redisaddr.Env)); addr != "" {
+			rep.Redis = redisaddr.Describe(addr)
+		}
 	}
 
-	mdo := grader.MarkdownOptions{HintsSeen: prev.HintLevel, Hints: hintCount(root, lab),
+	prev := st.Labs[lab.Dir]
+	st.Labs[lab.Dir] = recordCheck(prev, rep.Score, rep.Total, rep.Passed, changelog.Level(), time.Now().UTC())
+	if err := saveState(root, st); err != nil {
+		e.warnNotSaved(fmt.Sprintf("this result (%d/%d)", rep.Score, rep.Total), err, fmt.Sprintf("`%s list` and a check without a lab do not know it", e.prog()))
+	}
+
+	mdo := grader.MarkdownOptions{HintsSeen: prev.HintLevel, Hints: hintCount(root, lab), Prog: e.prog(),
 		// Against a real server the suite runs on the real clock.
 		RealTime: usesRedis(lab) && (o.redis != "" || os.Getenv(redisaddr.Env) != "")}
 	switch {
@@ -188,10 +210,15 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	default:
 		fmt.Fprint(e.stdout, term.Feedback(rep, lab, term.Options{
 			Color:    term.ColorFor(e.stdout, os.Getenv),
+			Width:    term.Width(e.stdout),
+			Columns:  term.Columns(e.stdout),
 			Prog:     e.prog(),
 			Markdown: mdo,
 			Next:     nextAfterPass(st, lab, e.prog()),
 		}))
+	}
+	if !o.json {
+		fmt.Fprint(e.stdout, passOnRecordNote(st.Labs[lab.Dir], lab.Number))
 	}
 	if o.html != "" {
 		if err := writeFeedbackHTML(root, o.html, rep, lab, mdo); err != nil {
@@ -202,6 +229,42 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		return errFailed
 	}
 	return nil
+}
+
+// passOnRecordNote says, after a failing check of lab, that an earlier pass
+// under other rules stays on record, and which rule changes lie between;
+// "" when there is nothing to say.
+func passOnRecordNote(s labState, lab int) string {
+	pass, changes := passedUnderEarlierRules(s, lab)
+	if pass == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nYou passed this lab on %s (%d/%d, rules level %d); that pass stays on record. The rules of this lab changed since:\n",
+		pass.CheckedAt.Local().Format("2006-01-02"), pass.Score, pass.Total, pass.Rules)
+	for _, c := range changes {
+		fmt.Fprintf(&b, "  - %s\n", c)
+	}
+	b.WriteString("See docs/changelog.md.\n")
+	return b.String()
+}
+
+// missingTestFile says, when the lab's test file is gone from labs/, that
+// check grades with the kit's own copy anyway (the grader lays the
+// pristine shim over the lab's directory) but an editor's "run test" finds
+// no test; "" when the file is there.
+func missingTestFile(e *env, root string, lab grader.Lab) string {
+	path := filepath.Join(root, "labs", lab.Dir, lab.TestFile)
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	from := path
+	if wd, err := e.getwd(); err == nil {
+		if r, err := filepath.Rel(wd, path); err == nil {
+			from = filepath.ToSlash(r)
+		}
+	}
+	return fmt.Sprintf("labs/%s/%s is missing: check grades with the kit's own copy of it, so this result stands, but your editor's \"run test\" finds no test until you restore it (git checkout -- %s).", lab.Dir, lab.TestFile, from)
 }
 
 // firstUnpassed is the first lab whose last recorded check did not pass;
@@ -259,10 +322,16 @@ func writeFeedbackHTML(root, file string, rep *grader.Report, lab grader.Lab, md
 		return err
 	}
 	mdo.SiteBase = relDir(file, siteDir)
+	mdo.TimelineFigures = true
 	page, err := render.Page(fmt.Sprintf("Lab %02d feedback", lab.Number), grader.Markdown(rep, lab, mdo))
 	if err != nil {
 		return err
 	}
+	timelines := map[string][]string{}
+	for _, c := range rep.Cases {
+		timelines[c.Name] = c.Timeline
+	}
+	page = render.InlineTimelines(page, timelines)
 	if err := os.WriteFile(file, page, 0o644); err != nil {
 		return usagef("--html: %v", err)
 	}

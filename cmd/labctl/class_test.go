@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -163,7 +165,7 @@ func buildClass(tb testing.TB, root, dir, tag string) map[string]expect {
 		solFiles := goFiles(tb, sol, false)
 		writeTree(tb, filepath.Join(dir, "sol-"+l.Dir), prefixed("labs/"+l.Dir+"/", solFiles))
 		want["sol-"+l.Dir] = expect{lab: l.Number, score: "100"}
-		writeTree(tb, filepath.Join(dir, "starter-"+l.Dir), prefixed("labs/"+l.Dir+"/", goFiles(tb, filepath.Join(root, "labs", l.Dir), true)))
+		writeTree(tb, filepath.Join(dir, "starter-"+l.Dir), prefixed("labs/"+l.Dir+"/", pristineStarter(tb, l.Dir, true)))
 		want["starter-"+l.Dir] = expect{lab: l.Number, score: "0"}
 		if l.Number > 4 {
 			continue // later labs: a few submissions each, so the run stays short
@@ -200,7 +202,7 @@ func buildClass(tb testing.TB, root, dir, tag string) map[string]expect {
 		want[name] = e
 	}
 	claimSol := goFiles(tb, filepath.Join(root, "solutions", "01-claim"), false)
-	starter := goFiles(tb, filepath.Join(root, "labs", "01-claim"), false)
+	starter := pristineStarter(tb, "01-claim", false)
 
 	loop := map[string][]byte{"claim.go": []byte(`package claim
 
@@ -602,6 +604,10 @@ func TestHostileClass(t *testing.T) {
 	t.Logf("graded %d submissions (%d lab runs) over %d labs in %.1fs with --jobs %s: %.2fs per submission-lab",
 		len(want), runs, len(course.Built()), took.Seconds(), jobs, took.Seconds()/float64(max(runs, 1)))
 
+	if n := os.Getenv("LABKIT_CLASS_SHARDS"); n != "" {
+		checkShardedMerge(t, root, class, out, args[2:], n)
+	}
+
 	// In CI the checkout is a fresh clone nobody else writes to.
 	if changed := changedFiles(before, treeHash(t, root)); len(changed) > 0 {
 		t.Errorf("the kit checkout changed while grading: %v", changed)
@@ -824,6 +830,160 @@ func renderedAsText(tb testing.TB, dir string) {
 			if m := regexp.MustCompile(re).FindString(html); m != "" {
 				tb.Errorf("%s: %s renders the code's output as markup: %q", dir, name, m)
 			}
+		}
+	}
+}
+
+// checkShardedMerge grades class again as n shards (each from scratch, no
+// cache), merges them with labctl gradebook merge, and requires the
+// gradebook to be byte for byte that of the one-machine grading in out
+// (the other files it lists where they differ). .ci/class.sh runs it with
+// LABKIT_CLASS_SHARDS=2.
+func checkShardedMerge(t *testing.T, root, class, out string, flags []string, n string) {
+	t.Helper()
+	count, err := strconv.Atoi(n)
+	if err != nil || count < 1 {
+		t.Fatalf("LABKIT_CLASS_SHARDS=%q: want a number of shards", n)
+	}
+	var shards []string
+	start := time.Now()
+	for i := 1; i <= count; i++ {
+		dir := filepath.Join(t.TempDir(), "shard")
+		args := append([]string{"grade", class, "--out", dir, "--shard", fmt.Sprintf("%d/%d", i, count)}, flags[2:]...)
+		if r := labctl(t, root, args...); r.code > 1 {
+			t.Fatalf("grade --shard %d/%d: exit %d\n%s", i, count, r.code, r.stderr)
+		}
+		shards = append(shards, dir)
+	}
+	merged := filepath.Join(t.TempDir(), "merged")
+	if r := labctl(t, root, append([]string{"gradebook", "merge", "--out", merged}, shards...)...); r.code != 0 {
+		t.Fatalf("gradebook merge: exit %d\n%s", r.code, r.stderr)
+	}
+	// The scores, the LMS import, must be the one machine's byte for
+	// byte. The other files may differ where a hostile submission's case
+	// ends another way on another run (crashed rather than timed out
+	// while a CPU hog runs beside it), never in points; that every file
+	// of a class whose outcomes are stable merges byte for byte is
+	// TestClassOperations' to show.
+	one, got := hashOutputs(t, out), hashOutputs(t, merged)
+	var differ []string
+	for f, h := range one {
+		if got[f] != h {
+			differ = append(differ, f)
+		}
+	}
+	for f := range got {
+		if _, ok := one[f]; !ok {
+			differ = append(differ, f)
+		}
+	}
+	sort.Strings(differ)
+	if slices.Contains(differ, "gradebook.csv") {
+		a, _ := os.ReadFile(filepath.Join(out, "gradebook.csv"))
+		b, _ := os.ReadFile(filepath.Join(merged, "gradebook.csv"))
+		if why := gradebooksAgree(a, b); why != "" {
+			t.Errorf("the merge of %d shards has another gradebook.csv than one machine: %s\none machine:\n%s\nmerged:\n%s", count, why, a, b)
+		} else {
+			t.Logf("the merge of %d shards has another gradebook.csv than one machine, only in the scores of submissions that fail on both: a check on real concurrency (a race, a concurrent history) may catch a wrong program in more cases on one run than on another, never a correct one", count)
+		}
+	}
+	if len(differ) > 0 {
+		t.Logf("the merge of %d shards differs from one machine outside the scores in %d file(s): %v", count, len(differ), differ)
+		for _, f := range differ {
+			if strings.HasSuffix(f, "feedback.md") {
+				a, _ := os.ReadFile(filepath.Join(out, f))
+				b, _ := os.ReadFile(filepath.Join(merged, f))
+				t.Logf("%s (%d bytes on one machine, %d merged), one machine then merged, from the first line that differs:\n%q\n----\n%q", f, len(a), len(b), fromFirstDifference(string(a), string(b)), fromFirstDifference(string(b), string(a)))
+				break
+			}
+		}
+	} else {
+		t.Logf("the merge of %d shards (graded in %.1fs) is byte for byte the one-machine grading: %d files", count, time.Since(start).Seconds(), len(one))
+	}
+}
+
+// fromFirstDifference is a's lines from the first one that b does not
+// have at the same place, at most five of them.
+func fromFirstDifference(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range al {
+		if i >= len(bl) || al[i] != bl[i] {
+			return strings.Join(al[i:min(i+5, len(al))], "\n")
+		}
+	}
+	return ""
+}
+
+// gradebooksAgree compares two gradebook.csv files of one class and says
+// how they disagree, or "" when they agree: the same rows and columns, the
+// same value in every cell, except that a lab's score may differ where it
+// is below the lab's points on both sides (a wrong program caught in more
+// cases on one run, by a check on real concurrency), and then that row's
+// total and final may differ too. A submission that earns full points on
+// one side must earn them on the other: a correct program's verdict never
+// varies.
+func gradebooksAgree(a, b []byte) string {
+	ra, err := csv.NewReader(bytes.NewReader(a)).ReadAll()
+	if err != nil {
+		return "one machine's gradebook: " + err.Error()
+	}
+	rb, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return "the merged gradebook: " + err.Error()
+	}
+	if len(ra) != len(rb) || len(ra) == 0 || !slices.Equal(ra[0], rb[0]) {
+		return fmt.Sprintf("%d rows against %d, or other columns", len(ra), len(rb))
+	}
+	head := ra[0]
+	labPoints := regexp.MustCompile(`^lab \d+ \((\d+)\)$`)
+	for i := 1; i < len(ra); i++ {
+		x, y := ra[i], rb[i]
+		if len(x) != len(head) || len(y) != len(head) {
+			return fmt.Sprintf("row %d has another number of cells", i+1)
+		}
+		varied := false
+		for j, col := range head {
+			if x[j] == y[j] {
+				continue
+			}
+			if m := labPoints.FindStringSubmatch(col); m != nil {
+				full, _ := strconv.Atoi(m[1])
+				sx, errx := strconv.Atoi(x[j])
+				sy, erry := strconv.Atoi(y[j])
+				if errx == nil && erry == nil && sx < full && sy < full {
+					varied = true
+					continue
+				}
+			}
+			if varied && (col == "total" || col == "final") {
+				continue
+			}
+			return fmt.Sprintf("row %d (%s), column %q: %q on one machine, %q merged", i+1, x[0], col, x[j], y[j])
+		}
+	}
+	return ""
+}
+
+// TestGradebooksAgree checks the shard comparison: identical books agree;
+// a wrong program's lab score may differ below full points, with its total
+// and final; a full score against a lower one, or any other cell, does not.
+func TestGradebooksAgree(t *testing.T) {
+	const head = "student,folder,status,lab 01 (100),total,max,final\n"
+	book := func(rows ...string) []byte { return []byte(head + strings.Join(rows, "\n") + "\n") }
+	for _, tt := range []struct {
+		name   string
+		a, b   []byte
+		agrees bool
+	}{
+		{"identical", book("ann,ann,graded,100,100,100,100", "bob,bob,graded,80,80,100,80"), book("ann,ann,graded,100,100,100,100", "bob,bob,graded,80,80,100,80"), true},
+		{"a wrong program caught in more cases", book("bob,bob,graded,80,80,100,80"), book("bob,bob,graded,76,76,100,76"), true},
+		{"a correct program's score varies", book("ann,ann,graded,100,100,100,100"), book("ann,ann,graded,96,96,100,96"), false},
+		{"another status", book("bob,bob,graded,80,80,100,80"), book("bob,bob,void,80,80,100,80"), false},
+		{"a total alone differs", book("bob,bob,graded,80,80,100,80"), book("bob,bob,graded,80,81,100,80"), false},
+		{"a row missing", book("ann,ann,graded,100,100,100,100", "bob,bob,graded,80,80,100,80"), book("ann,ann,graded,100,100,100,100"), false},
+	} {
+		if why := gradebooksAgree(tt.a, tt.b); (why == "") != tt.agrees {
+			t.Errorf("%s: gradebooksAgree = %q, want agreement %v", tt.name, why, tt.agrees)
 		}
 	}
 }

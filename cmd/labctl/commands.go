@@ -41,7 +41,7 @@ type env struct {
 var errHelp = errors.New("help shown")
 
 func commands() []*command {
-	return []*command{checkCmd, watchCmd, listCmd, hintCmd, resetCmd, interviewCmd, docsCmd, gradeCmd, releaseCmd, verifyCmd, mutateCmd}
+	return []*command{checkCmd, watchCmd, listCmd, hintCmd, solutionCmd, resetCmd, interviewCmd, docsCmd, gradeCmd, gradebookCmd, releaseCmd, verifyCmd, mutateCmd}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,33 +53,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func runIn(ctx context.Context, wd func() (string, error), args []string, stdout, stderr io.Writer) error {
 	e := &env{stdout: stdout, stderr: stderr, getwd: wd}
 	if len(args) == 0 {
-		printUsage(stderr)
+		printUsage(e, stderr)
 		return usagef("no command given")
 	}
 	name := args[0]
 	if name == "-h" || name == "--help" || name == "-help" || name == "help" {
 		if len(args) > 1 {
 			if c := findCommand(args[1]); c != nil {
-				printCommandHelp(stdout, c, nil)
+				printCommandHelp(e, stdout, c, nil)
 				return errHelp
 			}
 		}
-		printUsage(stdout)
+		printUsage(e, stdout)
 		return errHelp
 	}
 	c := findCommand(name)
 	if c == nil {
-		return usagef("unknown command %q (try: labctl help)", name)
+		return usagef("unknown command %q (try: %s help)", name, e.prog())
 	}
 	fs := flag.NewFlagSet("labctl "+c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	runCommand := c.setup(fs)
 	if err := fs.Parse(flagsFirst(fs, args[1:])); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			printCommandHelp(stdout, c, fs)
+			printCommandHelp(e, stdout, c, fs)
 			return errHelp
 		}
-		return usagef("%s: %v (see labctl %s --help)", c.name, err, c.name)
+		return usagef("%s: %v (see %s %s --help)", c.name, err, e.prog(), c.name)
 	}
 	return runCommand(ctx, e, fs.Args())
 }
@@ -125,8 +125,8 @@ func findCommand(name string) *command {
 	return nil
 }
 
-func printUsage(w io.Writer) {
-	fmt.Fprint(w, `labctl checks your labs, shows hints, and verifies the kit.
+func printUsage(e *env, w io.Writer) {
+	fmt.Fprint(w, e.commandsIn(`labctl checks your labs, shows hints, and verifies the kit.
 
 Usage:
 
@@ -134,18 +134,18 @@ Usage:
 
 Commands:
 
-`)
+`))
 	for _, c := range commands() {
 		fmt.Fprintf(w, "\t%-10s %s\n", c.name, c.short)
 	}
-	fmt.Fprint(w, `
-Run "labctl <command> --help" for a command's flags.
+	fmt.Fprint(w, e.commandsIn(`
+Run "go run ./cmd/labctl <command> --help" for a command's flags.
 Exit status: 0 all good, 1 the lab (or the kit) fails, 2 bad input.
-`)
+`))
 }
 
-func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "usage: labctl %s %s\n\n%s\n", c.name, c.usage, strings.TrimSpace(c.long))
+func printCommandHelp(e *env, w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: %s %s %s\n\n%s\n", e.prog(), c.name, c.usage, e.commandsIn(strings.TrimSpace(c.long)))
 	if fs == nil {
 		fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
 		c.setup(fs)

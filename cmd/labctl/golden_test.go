@@ -26,7 +26,9 @@ var tookRE = regexp.MustCompile(` · took [0-9.]+(µs|ms|s|m[0-9.]+s)`)
 // (the one-screen terminal feedback) on the same copy and compares it with
 // testdata/term. The targets are ones whose
 // feedback is the same on every run: cases with real-time timelines or
-// random claim tokens in their output are left to TestCheckAcceptance.
+// random claim tokens in their output are left to TestCheckAcceptance, and
+// so are mistakes that a concurrent-history case (concurrent_calls_are_
+// linearizable) catches, since the history it shows varies from run to run.
 func TestCheckOutputGolden(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the suite once per target")
@@ -41,9 +43,9 @@ func TestCheckOutputGolden(t *testing.T) {
 		term        bool
 	}{
 		{"01-claim", "solution", true},
-		{"01-claim", "never-released", true},
+		{"01-claim", "timeout-keeps-claim", true},
 		{"02-redis", "starter", false},
-		{"02-redis", "bare-key", false},
+		{"02-redis", "delimiter-collision", false},
 		{"03-ambiguous", "starter", true},
 		{"03-ambiguous", "key-in-memory", false},
 		{"04-retry", "solution", true},
@@ -72,6 +74,42 @@ func TestCheckOutputGolden(t *testing.T) {
 	}
 }
 
+// modelCases are the cases whose failure shows the shortest failing
+// sequence rapid found within a budget of runs and, on a machine too busy
+// for that budget, of real time: their message and timeline may differ
+// between machines, so the golden files keep only their heading and
+// explanation (the cases' own tests pin their output).
+var modelCases = []string{"random_call_sequences_follow_the_rules", "concurrent_calls_are_linearizable"}
+
+// maskModelCases replaces what a failing model case's Markdown section says
+// happened (from "**What happened.**" to its concept or its next section)
+// with one fixed line.
+func maskModelCases(md string) string {
+	var out []string
+	inModel, skipping := false, false
+	for _, l := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(l, "### ") || strings.HasPrefix(l, "## "):
+			inModel, skipping = false, false
+			for _, c := range modelCases {
+				if strings.Contains(l, "`"+c+"`") {
+					inModel = true
+				}
+			}
+		case inModel && strings.HasPrefix(l, "**What happened.**"):
+			out = append(out, "**What happened.** (a model case's shortest failing sequence: not compared)", "")
+			skipping = true
+			continue
+		case skipping && (strings.HasPrefix(l, "**Concept") || strings.HasPrefix(l, "**Read.**")):
+			skipping = false
+		}
+		if !skipping {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // maxTermLines is the screen the terminal feedback must fit in.
 const maxTermLines = 50
 
@@ -79,7 +117,7 @@ const maxTermLines = 50
 // file, or rewrites the file with -update.
 func compareGolden(tb testing.TB, golden, output string) {
 	tb.Helper()
-	got := tookRE.ReplaceAllString(output, "")
+	got := maskModelCases(tookRE.ReplaceAllString(output, ""))
 	if *updateGolden {
 		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 			tb.Fatal(err)

@@ -49,6 +49,19 @@ type gradeOpts struct {
 	report func(students []gradebook.Student, o gradebook.Options) error
 	disk   int
 	runAs  string
+
+	// students, when set, grades only these (by name, ID, entry or
+	// folder), keeping everyone else's outputs in --out.
+	students string
+	prune    bool
+	shard    string
+	// kitVersion, when set, refuses to grade with another kit.
+	kitVersion string
+	deadline   string
+	perDay     float64
+	lateCap    float64
+	extensions string
+	submitted  string
 }
 
 var gradeCmd = &command{
@@ -113,12 +126,21 @@ GitHub Classroom's autograding reporter to the step output "result"
 		fs.StringVar(&o.runAs, "run-as", "", "user test binaries run as without bwrap (the grader must be root; default nobody when it is)")
 		fs.StringVar(&o.weights, "weights", "", "per-lab weights in the total, e.g. 1=1,2=2 (default 1 each)")
 		fs.StringVar(&o.format, "format", "", "print the one submission's result for a platform: gradescope or classroom")
+		fs.StringVar(&o.students, "student", "", "regrade only these students (names, LMS IDs, entries or folders, comma-separated); everyone else's outputs in --out are kept")
+		fs.BoolVar(&o.prune, "prune", false, "drop from --out the students who are no longer in SUBMISSIONS_DIR")
+		fs.StringVar(&o.shard, "shard", "", "grade share I of N of the class (I/N, e.g. 2/4); join the shards' --out folders with labctl gradebook merge")
+		fs.StringVar(&o.kitVersion, "kit-version", "", "refuse to grade unless the kit is this version (a commit or its prefix, or a release's version)")
+		fs.StringVar(&o.deadline, "deadline", "", "the deadline, e.g. 2026-03-01T23:59:00Z (default: none, nothing is late)")
+		fs.Float64Var(&o.perDay, "late-per-day", 10, "percent of the total taken off per day begun after the deadline")
+		fs.Float64Var(&o.lateCap, "late-cap", 50, "most percent taken off for lateness")
+		fs.StringVar(&o.extensions, "extensions", "", "file of per-student extensions, a STUDENT,DURATION line each (48h, 2d)")
+		fs.StringVar(&o.submitted, "submitted", "", "CSV of submission times exported from the LMS (default: the time in a Blackboard name, else each entry's modification time)")
 		return func(ctx context.Context, e *env, args []string) error { return runGrade(ctx, e, o, args) }
 	},
 }
 
 // parseLabs turns --labs into labs of the course: "" or "all", "3",
-// "1-4", "1,3"; "present" is every lab until the submissions are read
+// "1-4", "1,3", names such as "retry" or "04-retry"; "present" is every lab until the submissions are read
 // (see presentLabs).
 func parseLabs(spec string) ([]course.Lab, error) {
 	if spec == "" || spec == "all" || spec == "present" {
@@ -127,8 +149,12 @@ func parseLabs(spec string) ([]course.Lab, error) {
 	seen := map[int]bool{}
 	var out []course.Lab
 	for _, part := range strings.Split(spec, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
 		names := []string{lo}
+		if _, err := course.Find(part); err == nil {
+			names, isRange = []string{part}, false // a lab's name: 04-retry
+		}
 		if isRange {
 			a, err1 := strconv.Atoi(lo)
 			b, err2 := strconv.Atoi(hi)
@@ -193,7 +219,7 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		}
 		labSpec, class = args[0], args[1]
 	default:
-		return usagef("grade: want [LAB] SUBMISSIONS_DIR, e.g. labctl grade --labs 1-4 ./submissions")
+		return usagef("grade: want [LAB] SUBMISSIONS_DIR, e.g. %s grade --labs 1-4 ./submissions", e.prog())
 	}
 	root, err := e.kitRoot()
 	if err != nil {
@@ -233,6 +259,18 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return usagef("grade: --out: %v", err)
 	}
+	prevClass, hadPrev, err := gradebook.ReadClassFile(out)
+	if err != nil {
+		return usagef("grade: --out: %v", err)
+	}
+	late, err := o.latePolicy(prevClass.Late)
+	if err != nil {
+		return err
+	}
+	shardI, shardN, err := parseShard(o.shard)
+	if err != nil {
+		return err
+	}
 	var extraEnv []string
 	if o.redis != "" {
 		entry, err := checkRedis(ctx, o.redis)
@@ -266,18 +304,40 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		// kit version: its folder is no git checkout, or another one's.
 		kit.Commit = v
 	}
+	if v := o.kitVersion; v != "" && kit.Commit != v && (len(v) < 7 || !strings.HasPrefix(kit.Commit, v)) {
+		return usagef("grade: --kit-version %s: this kit is %s; check that version out (git checkout %s) or drop the flag", v, kit.Commit, v)
+	}
 	var intakeLabs []intake.Lab
 	var glabs []grader.Lab
 	for _, l := range labs {
 		intakeLabs = append(intakeLabs, intake.Lab{Number: l.Number, Dir: l.Dir, Package: l.Package()})
 		glabs = append(glabs, l.Lab)
 	}
-	subs, err := intake.Read(class, intakeLabs, filepath.Join(kit.Scratch, "intake"), intake.Limits{}, out)
+	// Intake looks for every lab of the course, so that lab 05's files in
+	// 01-claim/ are named as such; then only the labs graded are kept.
+	var courseIntake []intake.Lab
+	for _, l := range course.Built() {
+		courseIntake = append(courseIntake, intake.Lab{Number: l.Number, Dir: l.Dir, Package: l.Package()})
+	}
+	subs, err := intake.Read(class, courseIntake, filepath.Join(kit.Scratch, "intake"), intake.Limits{}, out)
 	if err != nil {
 		return usagef("grade: %v", err)
 	}
+	keepLabs(subs, intakeLabs)
 	if len(subs) == 0 {
 		return usagef("grade: %s has no submissions (want one folder, .zip or .tar.gz per student)", class)
+	}
+	inClass := map[string]bool{}
+	for _, sub := range subs {
+		inClass[gradebook.Dir(sub.Student)] = true
+	}
+	if subs, err = selectSubmissions(subs, o.students, shardI, shardN); err != nil {
+		return err
+	}
+	if o.submitted != "" {
+		if err := submittedFromLMS(o.submitted, subs); err != nil {
+			return err
+		}
 	}
 	if o.format != "" && len(subs) != 1 {
 		return usagef("grade: --format %s grades one submission; %s has %d", o.format, class, len(subs))
@@ -304,13 +364,34 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 			docsBase = "../docs/"
 		}
 	}
-	gopts := gradebook.Options{Labs: glabs, Weights: weights, DocsBase: docsBase, Kit: kit.Commit, Scrub: []string{root, kit.Scratch, out}}
+	gopts := gradebook.Options{Labs: glabs, Weights: weights, DocsBase: docsBase, Kit: kit.Commit, Scrub: []string{root, kit.Scratch, out}, Late: late}
+	if o.weights == "" && hadPrev {
+		gopts.Weights = prevClass.Weights
+	}
+	var courseLabs []grader.Lab
+	for _, l := range course.Built() {
+		courseLabs = append(courseLabs, l.Lab)
+	}
+	if hadPrev && !o.prune && o.format == "" {
+		if prev, err := prevClass.Options(courseLabs); err == nil {
+			gopts.Labs = gradebook.UnionLabs(glabs, prev.Labs)
+		}
+	}
+	old, err := gradebook.LoadStudents(out, courseLabs)
+	if err != nil {
+		return usagef("grade: --out: %v", err)
+	}
+	oldByDir := map[string]gradebook.Student{}
+	for _, st := range old {
+		oldByDir[gradebook.Dir(st.Name)] = st
+	}
 
 	students := make([]gradebook.Student, len(subs))
 	type job struct{ s, l int }
 	var todo []job
 	for i, sub := range subs {
-		st := gradebook.Student{Name: sub.Student, Notes: sub.Notes, Err: sub.Err}
+		st := gradebook.Student{Name: sub.Student, Notes: sub.Notes, Err: sub.Err, Entry: sub.Entry, ID: sub.ID, Submitted: sub.Submitted,
+			Prints: fingerprints(root, labs, sub)}
 		if sub.Err == nil {
 			st.Labs = make([]gradebook.Result, len(labs))
 			for j, l := range labs {
@@ -391,16 +472,30 @@ func runGrade(ctx context.Context, e *env, o *gradeOpts, args []string) error {
 		return ctx.Err()
 	}
 	keep := map[string]bool{"docs": true, ".cache": true}
-	for _, st := range students {
+	for dir := range oldByDir {
+		// A partial regrade keeps everyone else; --prune drops those no
+		// longer in the class folder.
+		keep[dir] = !o.prune || inClass[dir]
+	}
+	for i, st := range students {
+		if prev, ok := oldByDir[gradebook.Dir(st.Name)]; ok {
+			st = carryLabs(st, prev, gopts.Labs)
+			st.Previous = gradebook.PreviousOf(prev, gopts)
+		} else {
+			st = carryLabs(st, gradebook.Student{}, gopts.Labs)
+		}
 		if err := gradebook.WriteStudent(out, st, gopts); err != nil {
 			return fmt.Errorf("grade: write feedback of %s: %w", st.Name, err)
 		}
 		keep[gradebook.Dir(st.Name)] = true
-	}
-	if err := gradebook.WriteClass(out, students, gopts); err != nil {
-		return fmt.Errorf("grade: write gradebook: %w", err)
+		if o.format != "" {
+			students[i] = st
+		}
 	}
 	removeStale(out, keep)
+	if err := writeClassFiles(out, gopts, courseLabs); err != nil {
+		return fmt.Errorf("grade: write gradebook: %w", err)
+	}
 	if o.report != nil {
 		if err := o.report(students, gopts); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/gradebook"
+	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/intake"
 )
 
@@ -22,7 +23,7 @@ func TestPresentLabs(t *testing.T) {
 	sub := intake.Submission{Student: "s", Labs: map[int]string{}}
 	for _, l := range labs {
 		d := filepath.Join(dir, l.Dir)
-		writeTree(t, d, goFiles(t, filepath.Join(root, "labs", l.Dir), false))
+		writeTree(t, d, pristineStarter(t, l.Dir, false))
 		sub.Labs[l.Number] = d
 	}
 	names := func(ls []course.Lab) string {
@@ -70,7 +71,7 @@ func TestGradeFormat(t *testing.T) {
 	class := t.TempDir()
 	files := map[string][]byte{}
 	for _, l := range course.Built() {
-		for n, d := range goFiles(t, filepath.Join(root, "labs", l.Dir), true) {
+		for n, d := range pristineStarter(t, l.Dir, true) {
 			files["labs/"+l.Dir+"/"+n] = d
 		}
 	}
@@ -112,5 +113,73 @@ func TestGradeFormat(t *testing.T) {
 	}
 	if s, _ := os.ReadFile(summary); !strings.Contains(string(s), "## Points 100/100") {
 		t.Errorf("job summary lacks the points:\n%s", s)
+	}
+}
+
+// TestParseLabs: --labs and grade's LAB take numbers, ranges, lists and
+// the names check takes ("04-retry" is a lab, not a range).
+func TestParseLabs(t *testing.T) {
+	dirs := func(ls []course.Lab) string {
+		var n []string
+		for _, l := range ls {
+			n = append(n, l.Dir)
+		}
+		return strings.Join(n, ",")
+	}
+	for spec, want := range map[string]string{
+		"4":              "04-retry",
+		"04-retry":       "04-retry",
+		"retry,1":        "01-claim,04-retry",
+		"1-2":            "01-claim,02-redis",
+		"01-claim,2-3,3": "01-claim,02-redis,03-ambiguous",
+	} {
+		got, err := parseLabs(spec)
+		if err != nil || dirs(got) != want {
+			t.Errorf("parseLabs(%q) = %s, %v; want %s", spec, dirs(got), err, want)
+		}
+	}
+	for _, bad := range []string{"4-1", "x-y", "99"} {
+		if _, err := parseLabs(bad); err == nil {
+			t.Errorf("parseLabs(%q) = nil error, want a usage error", bad)
+		}
+	}
+}
+
+// TestVerifyPrograms runs verify --programs over a folder of programs
+// written outside the kit: a wrong one the suite catches, a correct one it
+// passes, and a "wrong" one that is the reference (not caught), so the
+// tally counts each and verify fails.
+func TestVerifyPrograms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite three times")
+	}
+	root := kitRoot(t)
+	lab, _ := course.Find("1")
+	dir := t.TempDir()
+	sol := goFiles(t, filepath.Join(root, "solutions", lab.Dir), false)
+	m, err := grader.ReadMistake(filepath.Join(root, "solutions", lab.Dir, "mistakes", "check-then-insert.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong, err := m.Apply(filepath.Join(root, "solutions", lab.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, filepath.Join(dir, "01", "wrong", "check-then-insert"), wrong)
+	writeTree(t, filepath.Join(dir, "01", "wrong", "not-really-wrong"), sol)
+	writeTree(t, filepath.Join(dir, "01", "correct", "reference"), sol)
+
+	r := labctl(t, root, "verify", "--programs", dir, "1")
+	if r.code != 1 {
+		t.Errorf("verify --programs: exit %d, want 1 (a wrong program passed)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if want := "| 01-claim | 1/2 (50%) | 1/1 (100%) | not-really-wrong |  |"; !strings.Contains(r.stdout, want) {
+		t.Errorf("verify --programs output lacks the tally row %q:\n%s", want, r.stdout)
+	}
+	if strings.Contains(r.stdout, "starter") || strings.Contains(r.stdout, "mistake") {
+		t.Errorf("verify --programs ran the kit's own starter or mistakes too:\n%s", r.stdout)
+	}
+	if r := labctl(t, root, "verify", "--programs", filepath.Join(dir, "nope")); r.code != 2 {
+		t.Errorf("verify --programs on a missing folder: exit %d, want 2", r.code)
 	}
 }

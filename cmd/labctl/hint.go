@@ -23,7 +23,7 @@ one you saw (starting at 1); with LEVEL you get that one.`,
 
 func runHint(ctx context.Context, e *env, args []string) error {
 	if len(args) < 1 || len(args) > 2 {
-		return usagef("hint: want LAB [LEVEL], e.g. labctl hint 1")
+		return usagef("hint: want LAB [LEVEL], e.g. %s hint 1", e.prog())
 	}
 	root, err := e.kitRoot()
 	if err != nil {
@@ -56,13 +56,13 @@ func runHint(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "Lab %02d %s, hint %d of %d\n\n%s\n", lab.Number, lab.Slug, level, len(files), strings.TrimSpace(string(text)))
 	if level < len(files) {
-		fmt.Fprintf(e.stdout, "\n(Still stuck? labctl hint %d shows level %d.)\n", lab.Number, level+1)
+		fmt.Fprintf(e.stdout, "\n(Still stuck? `%s hint %d` shows level %d.)\n", e.prog(), lab.Number, level+1)
 	}
 	if level > ls.HintLevel {
 		ls.HintLevel = level
 		st.Labs[lab.Dir] = ls
 		if err := saveState(root, st); err != nil {
-			fmt.Fprintf(e.stderr, "labctl: warning: %v\n", err)
+			e.warnNotSaved(fmt.Sprintf("that you saw hint %d", level), err, fmt.Sprintf("`%s hint %d` shows this hint again, and check's next step offers it", e.prog(), lab.Number))
 		}
 	}
 	return nil

@@ -21,9 +21,10 @@ import (
 )
 
 type interviewOpts struct {
-	reveal bool
-	seed   uint64
-	race   string
+	reveal   bool
+	spoilers bool
+	seed     uint64
+	race     string
 }
 
 var interviewCmd = &command{
@@ -42,15 +43,18 @@ have not done, taking scenarios, numbers and bugs in turn.
 	          jitter, generated from --seed; the answer is checked within 1%
 	          and worked step by step
 	bug       the code of a catalogued mistake: name the failure window, then
-	          see the diff and the timeline that exposes it (needs solutions/)
+	          see the diff and the timeline that exposes it (needs solutions/);
+	          a lab's bugs open once you have passed it (list counts the
+	          rest without naming them), or all at once with --spoilers
 	list      every drill and what you did
 	DRILL     one drill by name, as list shows it
 
 Everything is read from the standard input, so a drill can be scripted:
-printf 'my answer\n\n1 2\n' | labctl interview duplicates.`,
+printf 'my answer\n\n1 2\n' | go run ./cmd/labctl interview duplicates.`,
 	setup: func(fs *flag.FlagSet) runFunc {
 		o := &interviewOpts{}
 		fs.BoolVar(&o.reveal, "reveal", false, "show the model answer without asking for yours")
+		fs.BoolVar(&o.spoilers, "spoilers", false, "open the find-the-bug drills of labs you have not passed (they show a lab's bugs and its reference code)")
 		fs.Uint64Var(&o.seed, "seed", 0, "seed of a numbers drill (0: a new one each time)")
 		fs.StringVar(&o.race, "race", "auto", "race detector for the bug drills' timeline: auto, on, off")
 		return func(ctx context.Context, e *env, args []string) error { return runInterview(ctx, e, o, args) }
@@ -81,17 +85,22 @@ func loadDrillLog(root string) *drillLog {
 	return l
 }
 
-func (l *drillLog) record(root, id, score string) error {
+// record remembers a drill's result, or says on stderr that it could not:
+// the drill is done either way.
+func (l *drillLog) record(e *env, root, id, score string) {
 	r := l.Done[id]
 	r.Attempts++
 	r.Last = time.Now().UTC()
 	r.Score = score
 	l.Done[id] = r
 	data, _ := json.MarshalIndent(l, "", "  ")
-	if err := os.MkdirAll(filepath.Dir(drillLogPath(root)), 0o755); err != nil {
-		return err
+	err := os.MkdirAll(filepath.Dir(drillLogPath(root)), 0o755)
+	if err == nil {
+		err = os.WriteFile(drillLogPath(root), append(data, '\n'), 0o644)
 	}
-	return os.WriteFile(drillLogPath(root), append(data, '\n'), 0o644)
+	if err != nil {
+		e.warnNotSaved(fmt.Sprintf("this drill's result (%s: %s)", id, score), err, fmt.Sprintf("`%s interview` may offer it again, and `interview list` does not show it", e.prog()))
+	}
 }
 
 // bugDrill is a catalogued mistake as a find-the-bug drill.
@@ -122,7 +131,7 @@ func bugDrills(root string) ([]bugDrill, error) {
 
 func runInterview(ctx context.Context, e *env, o *interviewOpts, args []string) error {
 	if len(args) > 1 {
-		return usagef("interview: one drill at a time (see labctl interview --help)")
+		return usagef("interview: one drill at a time (see %s interview --help)", e.prog())
 	}
 	root, err := e.kitRoot()
 	if err != nil {
@@ -133,9 +142,13 @@ func runInterview(ctx context.Context, e *env, o *interviewOpts, args []string) 
 		return usagef("interview: the model answers live in docs/interview.md: %v", err)
 	}
 	answers := interview.ParseAnswers(string(src))
-	bugs, err := bugDrills(root)
+	all, err := bugDrills(root)
 	if err != nil {
 		return err
+	}
+	bugs, closed := all, map[int]int{}
+	if !o.spoilers {
+		bugs, closed = openBugDrills(root, all)
 	}
 	log := loadDrillLog(root)
 	in := bufio.NewReader(input(ctx))
@@ -156,7 +169,7 @@ func runInterview(ctx context.Context, e *env, o *interviewOpts, args []string) 
 	}
 	switch arg {
 	case "list":
-		return listDrills(e, log, bugs)
+		return listDrills(e, log, bugs, closed)
 	case "scenario", "scenarios":
 		s := interview.Scenarios[0]
 		for _, c := range interview.Scenarios {
@@ -176,8 +189,12 @@ func runInterview(ctx context.Context, e *env, o *interviewOpts, args []string) 
 		}
 		return numericDrill(e, in, log, root, kind, seed)
 	case "bug", "bugs":
+		if len(bugs) == 0 && len(all) > 0 {
+			fmt.Fprintf(e.stdout, "Find-the-bug drills open lab by lab: each shows a lab's catalogued bugs and its reference code, so a lab's drills wait until you have passed it (`%s check N`), and you have passed none yet. `%s interview --spoilers bug` opens them all.\n", e.prog(), e.prog())
+			return nil
+		}
 		if len(bugs) == 0 {
-			fmt.Fprintln(e.stdout, "Find-the-bug drills need the kit's solutions/ and their catalogued mistakes, which this copy of the kit does not include. Try `interview scenario` or `interview numbers`.")
+			fmt.Fprintln(e.stdout, "Find-the-bug drills need the kit's solutions/ and their catalogued mistakes, which this copy of the kit does not include. Try `"+e.prog()+" interview scenario` or `"+e.prog()+" interview numbers`.")
 			return nil
 		}
 		b := bugs[int(seed)%len(bugs)]
@@ -204,13 +221,38 @@ func runInterview(ctx context.Context, e *env, o *interviewOpts, args []string) 
 			return bugDrillRun(ctx, e, o, in, log, root, b)
 		}
 	}
-	if strings.HasPrefix(arg, "bug:") && len(bugs) == 0 {
+	for _, b := range all {
+		if arg == b.id || arg == "bug:"+b.m.Name {
+			return usagef("interview: %s is a bug of lab %02d, which you have not passed: its drills open once `%s check %d` passes (or use --spoilers)", arg, b.lab.Number, e.prog(), b.lab.Number)
+		}
+	}
+	if strings.HasPrefix(arg, "bug:") && len(all) == 0 {
 		return usagef("interview: %s: find-the-bug drills need solutions/, which this copy of the kit does not include", arg)
 	}
-	return usagef("interview: unknown drill %q (labctl interview list shows them)", arg)
+	return usagef("interview: unknown drill %q (%s interview list shows them)", arg, e.prog())
 }
 
-func listDrills(e *env, log *drillLog, bugs []bugDrill) error {
+// openBugDrills keeps the drills of labs the learner has passed (now or
+// under earlier rules, as .labkit/state.json records) and counts the
+// others per lab, unnamed: a drill's name and code spoil its lab.
+func openBugDrills(root string, all []bugDrill) (open []bugDrill, closed map[int]int) {
+	closed = map[int]int{}
+	st, err := loadState(root)
+	if err != nil {
+		st = &state{Labs: map[string]labState{}}
+	}
+	for _, b := range all {
+		s := st.Labs[b.lab.Dir]
+		if s.Passed || s.LastPass != nil {
+			open = append(open, b)
+		} else {
+			closed[b.lab.Number]++
+		}
+	}
+	return open, closed
+}
+
+func listDrills(e *env, log *drillLog, bugs []bugDrill, closed map[int]int) error {
 	line := func(id, what string) {
 		status := "not done"
 		if r, ok := log.Done[id]; ok {
@@ -226,13 +268,24 @@ func listDrills(e *env, log *drillLog, bugs []bugDrill) error {
 	for _, k := range interview.Kinds {
 		line(k, "")
 	}
-	if len(bugs) == 0 {
+	if len(bugs) == 0 && len(closed) == 0 {
 		fmt.Fprintln(e.stdout, "\nFind the bug: not in this copy of the kit (it needs solutions/).")
 		return nil
 	}
-	fmt.Fprintln(e.stdout, "\nFind the bug (catalogued mistakes):")
+	fmt.Fprintln(e.stdout, "\nFind the bug (catalogued mistakes of the labs you have passed):")
 	for _, b := range bugs {
 		line(b.id, "")
+	}
+	if len(closed) > 0 {
+		labs := make([]int, 0, len(closed))
+		for n := range closed {
+			labs = append(labs, n)
+		}
+		sort.Ints(labs)
+		fmt.Fprintln(e.stdout, "\nNot open yet, so as not to spoil a lab (each opens when its lab passes; --spoilers opens all):")
+		for _, n := range labs {
+			fmt.Fprintf(e.stdout, "  lab %02d: %d drills\n", n, closed[n])
+		}
 	}
 	return nil
 }
@@ -273,7 +326,8 @@ func scenarioDrill(e *env, o *interviewOpts, in *bufio.Reader, log *drillLog, ro
 		fmt.Fprintf(w, "  %d. %s\n", i+1, p)
 	}
 	if o.reveal {
-		return log.record(root, s.ID, "revealed")
+		log.record(e, root, s.ID, "revealed")
+		return nil
 	}
 	fmt.Fprint(w, "\nWhich did your answer name? Type their numbers (e.g. 1 3), then Enter: ")
 	line, _ := in.ReadString('\n')
@@ -298,7 +352,8 @@ func scenarioDrill(e *env, o *interviewOpts, in *bufio.Reader, log *drillLog, ro
 		fmt.Fprintf(w, " Work on point %s next time.", strings.Join(missed, ", "))
 	}
 	fmt.Fprintln(w)
-	return log.record(root, s.ID, score)
+	log.record(e, root, s.ID, score)
+	return nil
 }
 
 func numericDrill(e *env, in *bufio.Reader, log *drillLog, root, kind string, seed uint64) error {
@@ -327,7 +382,8 @@ func numericDrill(e *env, in *bufio.Reader, log *drillLog, root, kind string, se
 	if ok {
 		score = "right"
 	}
-	return log.record(root, kind, score)
+	log.record(e, root, kind, score)
+	return nil
 }
 
 func bugDrillRun(ctx context.Context, e *env, o *interviewOpts, in *bufio.Reader, log *drillLog, root string, b bugDrill) error {
@@ -356,14 +412,16 @@ func bugDrillRun(ctx context.Context, e *env, o *interviewOpts, in *bufio.Reader
 		}
 	}
 	if o.reveal {
-		return log.record(root, b.id, "revealed")
+		log.record(e, root, b.id, "revealed")
+		return nil
 	}
 	score := "missed"
 	if confirm(in, w, "\nDid your answer name that window?") {
 		score = "named"
 	}
 	fmt.Fprintln(w)
-	return log.record(root, b.id, score)
+	log.record(e, root, b.id, score)
+	return nil
 }
 
 // mistakeTimeline runs the lab's suite on the mistake and returns the

@@ -6,7 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/interview"
 )
 
@@ -41,10 +43,27 @@ func TestInterviewThroughStdin(t *testing.T) {
 	}
 
 	list := labctl(t, kit, "interview", "list")
-	for _, want := range []string{"duplicates", "done 1×, last 2/5", "retry-amplification", "done 1×, last right", "recovery-time", "last wrong", "bug:01-claim/check-then-insert"} {
+	for _, want := range []string{"duplicates", "done 1×, last 2/5", "retry-amplification", "done 1×, last right", "recovery-time", "last wrong", "lab 01: "} {
 		if !strings.Contains(list.stdout, want) {
 			t.Errorf("interview list lacks %q:\n%s", want, list.stdout)
 		}
+	}
+	if strings.Contains(list.stdout, "bug:") {
+		t.Errorf("interview list names the bugs of labs not passed:\n%s", list.stdout)
+	}
+	if r := labctl(t, kit, "interview", "bug:01-claim/check-then-insert"); r.code != 2 || !strings.Contains(r.stderr, "not passed") {
+		t.Errorf("interview bug:01-claim/check-then-insert before lab 01 passes: exit %d, %q, want exit 2 saying the lab is not passed", r.code, r.stderr)
+	}
+	if r := labctlIn(t, kit, "", "interview", "bug"); r.code != 0 || !strings.Contains(r.stdout, "passed none yet") {
+		t.Errorf("interview bug before any lab passes: exit %d:\n%s", r.code, r.stdout)
+	}
+	lab, _ := course.Find("1")
+	if err := saveState(kit, &state{Labs: map[string]labState{lab.Dir: recordCheck(labState{}, 100, 100, true, 1, time.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	list = labctl(t, kit, "interview", "list")
+	if !strings.Contains(list.stdout, "bug:01-claim/check-then-insert") || strings.Contains(list.stdout, "bug:02") || strings.Contains(list.stdout, "lab 01: ") {
+		t.Errorf("interview list after lab 01 passed: want lab 01's bugs named and lab 02's only counted:\n%s", list.stdout)
 	}
 }
 
@@ -54,7 +73,7 @@ func TestInterviewFindTheBug(t *testing.T) {
 	}
 	t.Parallel()
 	kit := copyKit(t)
-	r := labctlIn(t, kit, "Two callers both look the key up, both see nothing, both run.\n\ny\n", "interview", "--race", "off", "bug:01-claim/check-then-insert")
+	r := labctlIn(t, kit, "Two callers both look the key up, both see nothing, both run.\n\ny\n", "interview", "--race", "off", "--spoilers", "bug:01-claim/check-then-insert")
 	if r.code != 0 {
 		t.Fatalf("interview bug: exit %d: %s", r.code, r.stderr)
 	}

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/google/go-cmp/cmp"
 
+	"github.com/fourth-outcome/labkit/changelog"
 	"github.com/fourth-outcome/labkit/course"
 )
 
@@ -140,7 +142,7 @@ func TestStarterChangedUnderTheStudentsEdits(t *testing.T) {
 	kit := gitKit(t)
 	lab, _ := course.Find("1")
 	file := filepath.Join(kit, "labs", lab.Dir, "claim.go")
-	if w := starterChanges(kit, lab.Lab); len(w) != 0 {
+	if w, _ := starterChanges(kit, lab.Lab); len(w) != 0 {
 		t.Fatalf("first look: warnings %v, want none", w)
 	}
 	// The kit changes the starter (what git pull brings) ...
@@ -149,11 +151,12 @@ func TestStarterChangedUnderTheStudentsEdits(t *testing.T) {
 	gitIn(t, kit, "-c", "user.name=kit", "-c", "user.email=kit@example.com", "commit", "-q", "-am", "kit update")
 	// ... while the student's edits stay in the working tree.
 	os.WriteFile(file, []byte("package claim\n// my work\n"), 0o644)
-	w := starterChanges(kit, lab.Lab)
-	if len(w) != 1 || !strings.Contains(w[0], "labs/01-claim/claim.go changed") || !strings.Contains(w[0], "git diff") {
-		t.Errorf("after a kit update under edits: warnings %q, want one naming claim.go and the git diff to read", w)
+	w, _ := starterChanges(kit, lab.Lab)
+	if len(w) != 1 || !strings.Contains(w[0], "labs/01-claim/claim.go changed") || !strings.HasSuffix(w[0], "\n+// a new starter comment") ||
+		!strings.Contains(w[0], "\n--- labs/01-claim/claim.go (the starter at your last check)\n+++ labs/01-claim/claim.go (the kit's new starter)\n@@ ") {
+		t.Errorf("after a kit update under edits: warnings %q, want one naming claim.go with the diff of what the kit changed", w)
 	}
-	if w := starterChanges(kit, lab.Lab); len(w) != 0 {
+	if w, _ := starterChanges(kit, lab.Lab); len(w) != 0 {
 		t.Errorf("second look: warnings %v, want none (said once)", w)
 	}
 }
@@ -249,5 +252,185 @@ func TestRedisEnvironmentErrorsKeepProgress(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(statePath(kit)); string(after) != string(before) {
 		t.Errorf("an environment error changed the recorded progress:\nbefore %s\nafter %s", before, after)
+	}
+}
+
+// TestUpdateRecipeInTheREADME runs the README's recipe for taking a new
+// version of the kit in a clone whose learner has committed work while the
+// kit moved on (divergent branches, where a plain git pull stops on git
+// 2.27 and later), with no git configuration of the learner's own: every
+// command succeeds, and both the learner's work and the kit's change are
+// there afterwards.
+func TestUpdateRecipeInTheREADME(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	readme, err := os.ReadFile(filepath.Join(kitRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Updating the kit mid-course\n")
+	_, block, ok2 := strings.Cut(section, "```sh\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatalf("README.md has no sh block under \"## Updating the kit mid-course\"")
+	}
+	tmp := t.TempDir()
+	env := append(os.Environ(), "HOME="+tmp, "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=learner", "GIT_AUTHOR_EMAIL=l@example.com", "GIT_COMMITTER_NAME=learner", "GIT_COMMITTER_EMAIL=l@example.com")
+	sh := func(dir, script string) (string, error) {
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	must := func(dir, script string) {
+		t.Helper()
+		if out, err := sh(dir, script); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+	}
+	kit, clone := filepath.Join(tmp, "kit"), filepath.Join(tmp, "clone")
+	must(tmp, "git init -q kit && mkdir -p kit/labs/01-claim && printf 'package claim\\n\\n// TODO\\n' > kit/labs/01-claim/claim.go && echo kit > kit/README.md && cd kit && git add . && git commit -qm v1")
+	must(tmp, "git clone -q kit clone")
+	// The kit moves on (a new lab, a changed starter comment) ...
+	must(kit, "mkdir labs/02-redis && echo 'package redis' > labs/02-redis/redis.go && printf '// Package claim: new comment\\npackage claim\\n\\n// TODO\\n' > labs/01-claim/claim.go && git add . && git commit -qm v2")
+	// ... while the learner works on lab 01.
+	must(clone, "printf '\\nfunc mine() {}\\n' >> labs/01-claim/claim.go")
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		if out, err := sh(clone, line); err != nil {
+			t.Fatalf("README's update recipe: %s: %v\n%s", line, err, out)
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(clone, "labs", "01-claim", "claim.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "func mine() {}") || !strings.Contains(string(got), "new comment") {
+		t.Errorf("after the README's update recipe, claim.go = %q, want the learner's work and the kit's new comment", got)
+	}
+	if _, err := os.Stat(filepath.Join(clone, "labs", "02-redis", "redis.go")); err != nil {
+		t.Errorf("after the README's update recipe, the kit's new lab is missing: %v", err)
+	}
+	if out, _ := sh(clone, "git status --porcelain"); strings.TrimSpace(out) != "" {
+		t.Errorf("after the README's update recipe, the clone is not clean:\n%s", out)
+	}
+}
+
+// TestCheckSaysWhichRedis: a Redis lab's feedback names the server its
+// suite ran against, the one --redis names or the embedded one.
+func TestCheckSaysWhichRedis(t *testing.T) {
+	t.Setenv("REDIS_ADDR", "") // the embedded server unless --redis names one
+	srv := miniredis.RunT(t)
+	kit := copyKit(t)
+	r := labctl(t, kit, "check", "2", "--quiet", "--redis", "redis://"+srv.Addr()+"/3")
+	if want := "· Redis " + srv.Addr() + " db 3 ·"; !strings.Contains(r.stdout, want) {
+		t.Errorf("check 2 --redis redis://%s/3: the feedback lacks %q:\n%s", srv.Addr(), want, r.stdout)
+	}
+	r = labctl(t, kit, "check", "2", "--quiet", "--md")
+	if want := "· Redis: embedded miniredis ·"; !strings.Contains(r.stdout, want) {
+		t.Errorf("check 2 --md without a server: the feedback lacks %q:\n%s", want, r.stdout)
+	}
+}
+
+// TestCheckWithTheTestFileDeleted: a lab whose test file was deleted is
+// still graded, with the kit's own copy, and check says so in one line.
+func TestCheckWithTheTestFileDeleted(t *testing.T) {
+	kit := copyKit(t)
+	if err := os.Remove(filepath.Join(kit, "labs", "01-claim", "claim_test.go")); err != nil {
+		t.Fatal(err)
+	}
+	r := labctl(t, kit, "check", "1", "--quiet")
+	if r.code != 1 || !strings.Contains(r.stdout, "results_returned_unchanged") || strings.Contains(r.stdout, "does not compile") {
+		t.Errorf("check 1 without claim_test.go: exit %d, want 1 and every case graded on the starter:\n%s", r.code, r.stdout)
+	}
+	var notes []string
+	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if strings.Contains(l, "claim_test.go") {
+			notes = append(notes, l)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "labs/01-claim/claim_test.go is missing: check grades with the kit's own copy") ||
+		!strings.Contains(notes[0], "(git checkout -- labs/01-claim/claim_test.go)") {
+		t.Errorf("check 1 without claim_test.go: notes %q, want one saying it grades anyway and how to restore the file", notes)
+	}
+	if r := labctl(t, filepath.Join(kit, "labs", "01-claim"), "check", "1", "--quiet"); !strings.Contains(r.stderr, "(git checkout -- claim_test.go)") {
+		t.Errorf("check 1 from labs/01-claim without claim_test.go: the note's command is not from there:\n%s", r.stderr)
+	}
+}
+
+func TestRecordCheckKeepsTheLastPass(t *testing.T) {
+	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	passed := recordCheck(labState{HintLevel: 2}, 100, 100, true, 10, t0)
+	want := &passRecord{Score: 100, Total: 100, Rules: 10, CheckedAt: t0}
+	if diff := cmp.Diff(want, passed.LastPass); diff != "" || passed.HintLevel != 2 {
+		t.Errorf("recordCheck(pass).LastPass mismatch (-want +got):\n%s (hint level %d, want 2)", diff, passed.HintLevel)
+	}
+	failed := recordCheck(passed, 92, 100, false, changelog.Level(), t0.Add(time.Hour))
+	if diff := cmp.Diff(want, failed.LastPass); diff != "" {
+		t.Errorf("recordCheck(fail after pass).LastPass mismatch (-want +got):\n%s", diff)
+	}
+	// A state file from before LastPass: its passing check becomes the record.
+	legacy := recordCheck(labState{Score: 100, Total: 100, Passed: true, CheckedAt: t0}, 90, 100, false, changelog.Level(), t0.Add(time.Hour))
+	if legacy.LastPass == nil || legacy.LastPass.Rules != 0 || !legacy.LastPass.CheckedAt.Equal(t0) {
+		t.Errorf("recordCheck(fail after a pass without LastPass).LastPass = %+v, want the earlier pass at rules level 0", legacy.LastPass)
+	}
+	if pass, changes := passedUnderEarlierRules(failed, 5); pass == nil || len(changes) == 0 {
+		t.Errorf("passedUnderEarlierRules(lab 05 passed at level 10, failing at %d) = %v, %d changes, want the pass and lab 05's changes since", changelog.Level(), pass, len(changes))
+	}
+	same := recordCheck(passed, 92, 100, false, 10, t0.Add(time.Hour))
+	if pass, _ := passedUnderEarlierRules(same, 5); pass != nil {
+		t.Errorf("passedUnderEarlierRules(failing under the rules it passed under) = %+v, want nil: the learner's own change broke it", pass)
+	}
+}
+
+func TestListKeepsAPassUnderEarlierRules(t *testing.T) {
+	kit := copyKit(t)
+	lab, _ := course.Find("5")
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	st := &state{Labs: map[string]labState{lab.Dir: recordCheck(
+		recordCheck(labState{}, 100, 100, true, 10, at), 95, 100, false, changelog.Level(), at.Add(time.Hour))}}
+	if err := saveState(kit, st); err != nil {
+		t.Fatal(err)
+	}
+	r := labctl(t, kit, "list")
+	for _, want := range []string{"failing 95/100 (passed 2026-11-01 under rules level 10)", "Lab 05 passed under earlier rules; that pass stays on record"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("list = exit %d:\n%s\nwant it to contain %q", r.code, r.stdout, want)
+		}
+	}
+	note := passOnRecordNote(st.Labs[lab.Dir], 5)
+	if !strings.Contains(note, "that pass stays on record") || !strings.Contains(note, "level 13 ") {
+		t.Errorf("passOnRecordNote() = %q, want the pass and lab 05's rule change at level 13", note)
+	}
+}
+
+func TestSolutionOpensOnceTheLabPasses(t *testing.T) {
+	kit := copyKit(t)
+	lab, _ := course.Find("1")
+	if r := labctl(t, kit, "solution", "1"); r.code != 2 || !strings.Contains(r.stderr, "has not passed yet") || strings.Contains(r.stdout, "func") {
+		t.Errorf("solution 1 before lab 01 passes: exit %d, stdout %q, stderr %q; want exit 2, nothing shown", r.code, r.stdout, r.stderr)
+	}
+	if err := saveState(kit, &state{Labs: map[string]labState{lab.Dir: recordCheck(labState{}, 100, 100, true, changelog.Level(), time.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	r := labctl(t, kit, "solution", "1")
+	want := []string{"── solutions/" + lab.Dir + "/claim.go ──", "your code against the reference"}
+	if _, err := exec.LookPath("git"); err == nil {
+		want = append(want, "diff --git", "+++ b/solutions/"+lab.Dir+"/claim.go")
+	}
+	for _, w := range want {
+		if r.code != 0 || !strings.Contains(r.stdout, w) {
+			t.Errorf("solution 1 after lab 01 passed: exit %d, want %q in:\n%s%s", r.code, w, r.stdout, r.stderr)
+		}
+	}
+	if r := labctl(t, kit, "solution", "1", "2"); r.code != 2 {
+		t.Errorf("solution 1 2: exit %d, want 2", r.code)
+	}
+	if err := os.RemoveAll(filepath.Join(kit, "solutions")); err != nil {
+		t.Fatal(err)
+	}
+	if r := labctl(t, kit, "solution", "1"); r.code != 2 || !strings.Contains(r.stderr, "student release") {
+		t.Errorf("solution 1 without solutions/: exit %d, %q, want exit 2 saying the release has none", r.code, r.stderr)
 	}
 }

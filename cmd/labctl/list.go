@@ -35,6 +35,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAB\tTITLE\tSTATUS\tLAST CHECK")
 	passed, built := 0, 0
+	var earlier []int // labs that passed under earlier rules and fail now
 	for _, l := range course.All() {
 		if l.Planned {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t\n", l.Dir, l.Title, "planned")
@@ -50,6 +51,10 @@ func runList(ctx context.Context, e *env, args []string) error {
 				passed++
 			} else {
 				status = fmt.Sprintf("failing %d/%d", s.Score, s.Total)
+				if pass, _ := passedUnderEarlierRules(s, l.Number); pass != nil {
+					status += fmt.Sprintf(" (passed %s under rules level %d)", pass.CheckedAt.Local().Format("2006-01-02"), pass.Rules)
+					earlier = append(earlier, l.Number)
+				}
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Dir, l.Title, status, when)
@@ -58,6 +63,12 @@ func runList(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(e.stdout)
+	for _, n := range earlier {
+		fmt.Fprintf(e.stdout, "Lab %02d passed under earlier rules; that pass stays on record. `%s check %d` says what changed since (docs/changelog.md).\n", n, e.prog(), n)
+	}
+	if len(earlier) > 0 {
+		fmt.Fprintln(e.stdout)
+	}
 	if lab, done := firstUnpassed(st); done {
 		fmt.Fprint(e.stdout, courseDone(e.prog()))
 	} else {

@@ -39,6 +39,9 @@ func copyKit(tb testing.TB) string {
 			return err
 		}
 		rel, _ := filepath.Rel(src, path)
+		if rel == ".git" && !d.IsDir() {
+			return nil // a git worktree's .git file: the copy is no part of that worktree
+		}
 		if d.IsDir() && (rel == ".git" || rel == ".labkit" || rel == "bin") {
 			return filepath.SkipDir
 		}
@@ -58,7 +61,33 @@ func copyKit(tb testing.TB) string {
 	if err != nil {
 		tb.Fatalf("copy kit: %v", err)
 	}
+	// labs/ may hold a learner's work; the kit's tests grade the starters
+	// the kit ships.
+	for _, l := range course.Built() {
+		if err := grader.WriteStarter(filepath.Join(dst, "labs", l.Dir), l.Lab); err != nil {
+			tb.Fatalf("copy kit: %v", err)
+		}
+	}
 	return dst
+}
+
+// pristineStarter is lab dir's pristine starter as the kit ships it in labs/,
+// with its test file when tests is set: what the kit's tests use, never
+// labs/, which may hold a learner's work.
+func pristineStarter(tb testing.TB, dir string, tests bool) map[string][]byte {
+	tb.Helper()
+	l, err := course.Find(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for name, data := range l.Starter {
+		out[name] = []byte(data)
+	}
+	if tests {
+		out[l.TestFile] = []byte(l.Shim)
+	}
+	return out
 }
 
 func copyFile(tb testing.TB, from, to string) {
@@ -95,7 +124,7 @@ func TestHelpAndUsage(t *testing.T) {
 		contains string
 	}{
 		{"top help", []string{"--help"}, 0, "Commands:"},
-		{"help command", []string{"help", "check"}, 0, "usage: labctl check"},
+		{"help command", []string{"help", "check"}, 0, "usage: go run ./cmd/labctl check"},
 		{"check help", []string{"check", "--help"}, 0, "-seed"},
 		{"verify help", []string{"verify", "-h"}, 0, "catalogued mistake"},
 		{"no command", nil, 2, "no command given"},

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/gradebook"
 )
 
@@ -96,7 +97,7 @@ func releaseExcluded(rel string) (bool, string) {
 
 func runRelease(ctx context.Context, e *env, o *releaseOpts, args []string) error {
 	if len(args) > 0 || (o.out == "" && o.gradescope == "") {
-		return usagef("release: want --out DIR or --gradescope FILE.zip, e.g. labctl release --out ../labkit-student")
+		return usagef("release: want --out DIR or --gradescope FILE.zip, e.g. %s release --out ../labkit-student", e.prog())
 	}
 	root, err := e.kitRoot()
 	if err != nil {
@@ -168,11 +169,29 @@ func releaseFiles(ctx context.Context, root string) ([]releaseFile, error) {
 	}
 	reasons := map[string]bool{}
 	var files []releaseFile
+	// The starters come from the kit's pristine copy, never from labs/,
+	// where the kit's owner may have worked a lab.
+	starter := map[string]string{}
+	for _, l := range course.Built() {
+		for name, data := range l.Starter {
+			starter["labs/"+l.Dir+"/"+name] = data
+		}
+	}
+	for _, rel := range slices.Sorted(maps.Keys(starter)) {
+		files = append(files, releaseFile{rel: rel, data: []byte(starter[rel]), mode: 0o644})
+	}
 	for _, rel := range paths {
 		if skip, why := releaseExcluded(rel); skip {
 			if why != "" {
 				reasons[why] = true
 			}
+			continue
+		}
+		if _, ok := starter[rel]; ok {
+			continue
+		}
+		if strings.HasPrefix(rel, "labs/") && strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go") {
+			reasons["Go files in labs/ that are not part of a starter (work in progress in this checkout)"] = true
 			continue
 		}
 		src := filepath.Join(root, filepath.FromSlash(rel))

@@ -36,7 +36,7 @@ so reset needs a git clone of the kit.`,
 
 func runReset(ctx context.Context, e *env, o *resetOpts, args []string) error {
 	if len(args) != 1 {
-		return usagef("reset: want one LAB, e.g. labctl reset 1")
+		return usagef("reset: want one LAB, e.g. %s reset 1", e.prog())
 	}
 	root, err := e.kitRoot()
 	if err != nil {
@@ -87,13 +87,17 @@ func runReset(ctx context.Context, e *env, o *resetOpts, args []string) error {
 			return fmt.Errorf("reset: %w", err)
 		}
 	}
+	// The starter is back: from here on, what cannot be done is said
+	// after what was, and the reset stands.
 	st, err := loadState(root)
-	if err != nil {
-		return err
+	if err == nil {
+		delete(st.Labs, lab.Dir)
+		err = saveState(root, st)
 	}
-	delete(st.Labs, lab.Dir)
-	if err := saveState(root, st); err != nil {
-		return err
+	if err != nil {
+		fmt.Fprintf(e.stdout, "labs/%s is the starter again (your files: %s). Next: `%s check %d`.\n", lab.Dir, rel(root, backup), e.prog(), lab.Number)
+		e.warnNotSaved(fmt.Sprintf("that lab %02d starts over", lab.Number), err, fmt.Sprintf("`%s list` still shows its last result, and hints go on from the level you had reached", e.prog()))
+		return nil
 	}
 	fmt.Fprintf(e.stdout, "labs/%s is the starter again (your files: %s); hints start at level 1. Next: `%s check %d`.\n", lab.Dir, rel(root, backup), e.prog(), lab.Number)
 	return nil

@@ -95,15 +95,15 @@ func saveStarters(root string, m map[string]map[string]string) error {
 // version with the ones recorded at the last check, records the current
 // ones, and returns one warning per starter file that changed while the
 // student's copy differs from it (their edits, kept by git). Without git it
-// returns nothing.
-func starterChanges(root string, lab grader.Lab) []string {
+// returns nothing. The error says the record could not be saved.
+func starterChanges(root string, lab grader.Lab) ([]string, error) {
 	ref, err := kitRef(root)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	now, err := starterFiles(root, ref, lab)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	all := loadStarters(root)
 	before := all[lab.Dir]
@@ -119,14 +119,45 @@ func starterChanges(root string, lab grader.Lab) []string {
 			continue
 		}
 		if work := blobOf(root, p); work != "" && work != now[p] {
-			warnings = append(warnings, fmt.Sprintf("the kit's starter %s changed since your last check (an update of the kit); your edits are kept. See what the kit changed: git diff %.12s %.12s", p, old, now[p]))
+			w := fmt.Sprintf("the kit's starter %s changed since your last check (an update of the kit); your edits are kept. ", p)
+			if diff, err := starterDiff(root, p, old, now[p]); err == nil {
+				w += "What the kit changed in it:\n" + diff
+			} else {
+				w += fmt.Sprintf("To see what the kit changed in it, run: git diff %.12s %.12s", old, now[p])
+			}
+			warnings = append(warnings, w)
 		}
 	}
 	if before == nil || len(warnings) > 0 || !sameFiles(before, now) {
 		all[lab.Dir] = now
-		saveStarters(root, all) // best effort: only the warnings depend on it
+		err = saveStarters(root, all) // only the warnings depend on it
 	}
-	return warnings
+	return warnings, err
+}
+
+// maxStarterDiff is how many lines of a changed starter's diff a check
+// shows.
+const maxStarterDiff = 40
+
+// starterDiff is the unified diff from the starter file path at blob old to
+// the one at blob now, labelled with the file's path, at most
+// maxStarterDiff lines.
+func starterDiff(root, path, old, now string) (string, error) {
+	out, err := git(root, "diff", "--no-color", "--no-ext-diff", old, now)
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(out, "\n")
+	for len(lines) > 0 && !strings.HasPrefix(lines[0], "@@") {
+		lines = lines[1:] // git's header names the blobs, not the file
+	}
+	if len(lines) == 0 {
+		return "", fmt.Errorf("git diff %.12s %.12s: no changes", old, now)
+	}
+	if len(lines) > maxStarterDiff {
+		lines = append(lines[:maxStarterDiff], fmt.Sprintf("… %d more lines (git diff %.12s %.12s shows them all)", len(lines)-maxStarterDiff, old, now))
+	}
+	return fmt.Sprintf("--- %s (the starter at your last check)\n+++ %s (the kit's new starter)\n", path, path) + strings.Join(lines, "\n"), nil
 }
 
 func sameFiles(a, b map[string]string) bool {

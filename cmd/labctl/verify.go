@@ -4,6 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fourth-outcome/labkit/course"
@@ -16,6 +19,7 @@ type verifyOpts struct {
 	redis    string
 	rules    bool
 	fixtures bool
+	programs string
 	// caseTimeout is the real time one case may run (grader.Options.CaseTimeout).
 	caseTimeout time.Duration
 }
@@ -41,6 +45,12 @@ that rule, and no case or mistake names a rule the README does not have.
 With --fixtures it runs each suite's independent programs too: every one in
 suites/<lab>suite/testdata/wrong/ must fail, every one in correct/ pass.
 
+With --programs DIR it runs only the programs in DIR, written outside the
+kit (DIR/NN-name/wrong/<program>/ must fail, DIR/NN-name/correct/<program>/
+pass; NN alone names the lab too; a program holds the files it changes)
+and prints, per lab, how many wrong programs the suite caught: the measure
+of a suite by programs nobody wrote against it.
+
 With --redis and no LAB, verify runs every lab whose suite uses Redis (the
 course registry says which) against that server.
 
@@ -53,6 +63,7 @@ the cases after it run again in a fresh process.`,
 		fs.IntVar(&o.parallel, "parallel", 0, "concurrent suite runs (0: one per CPU)")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port)")
 		fs.BoolVar(&o.fixtures, "fixtures", false, "also run each suite's independent test programs (suites/<lab>suite/testdata/wrong/* must fail, correct/* must pass)")
+		fs.StringVar(&o.programs, "programs", "", "run only the programs in this folder (DIR/NN-name/wrong/*, DIR/NN-name/correct/*) and tally them per lab")
 		fs.DurationVar(&o.caseTimeout, "case-timeout", grader.DefaultCaseTimeout, "stop a case still running after this long (a hung case is a timeout; the cases after it run again in a fresh process)")
 		fs.BoolVar(&o.rules, "rules", true, "trace each lab's numbered rules to its cases and mistakes (--rules=false to skip)")
 		return func(ctx context.Context, e *env, args []string) error { return runVerify(ctx, e, o, args) }
@@ -94,9 +105,24 @@ func runVerify(ctx context.Context, e *env, o *verifyOpts, args []string) error 
 		}
 		extraEnv = append(extraEnv, entry)
 	}
-	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout, TraceRules: o.rules, Fixtures: o.fixtures, CaseTimeout: o.caseTimeout})
+	if o.programs != "" {
+		if fi, err := os.Stat(o.programs); err != nil || !fi.IsDir() {
+			return usagef("--programs %s: not a folder", o.programs)
+		}
+		if abs, err := filepath.Abs(o.programs); err == nil {
+			o.programs = abs
+		}
+	}
+	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout,
+		TraceRules: o.rules && o.programs == "", Fixtures: o.fixtures, Programs: o.programs, CaseTimeout: o.caseTimeout})
 	if err != nil {
 		return err
+	}
+	if o.programs != "" {
+		if len(checks) == 0 {
+			return usagef("--programs %s: no programs for these labs (want %s/NN-name/wrong/<program>/)", o.programs, o.programs)
+		}
+		fmt.Fprint(e.stdout, "\n"+programTally(checks))
 	}
 	bad := 0
 	for _, c := range checks {
@@ -110,4 +136,53 @@ func runVerify(ctx context.Context, e *env, o *verifyOpts, args []string) error 
 	}
 	fmt.Fprintf(e.stdout, "\nverify: %d passed, 0 failed\n", len(checks))
 	return nil
+}
+
+// programTally is a Markdown table of the programs verify ran, per lab:
+// the wrong ones the suite caught and the correct ones it passed, and
+// the names of those it got wrong.
+func programTally(checks []grader.Check) string {
+	type tally struct {
+		wrong, caught, correct, passed int
+		missed, failed                 []string
+	}
+	var order []string
+	per := map[string]*tally{}
+	for _, c := range checks {
+		t := per[c.Lab.Dir]
+		if t == nil {
+			t = &tally{}
+			per[c.Lab.Dir] = t
+			order = append(order, c.Lab.Dir)
+		}
+		switch c.Kind {
+		case "wrong":
+			t.wrong++
+			if c.OK {
+				t.caught++
+			} else {
+				t.missed = append(t.missed, c.Name)
+			}
+		case "correct":
+			t.correct++
+			if c.OK {
+				t.passed++
+			} else {
+				t.failed = append(t.failed, c.Name)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| lab | wrong programs caught | correct programs passed | not caught | correct but failed |\n| --- | --- | --- | --- | --- |\n")
+	pct := func(n, d int) string {
+		if d == 0 {
+			return "0/0"
+		}
+		return fmt.Sprintf("%d/%d (%d%%)", n, d, n*100/d)
+	}
+	for _, lab := range order {
+		t := per[lab]
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", lab, pct(t.caught, t.wrong), pct(t.passed, t.correct), strings.Join(t.missed, ", "), strings.Join(t.failed, ", "))
+	}
+	return b.String()
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -89,7 +88,8 @@ func runWatch(ctx context.Context, e *env, o *watchOpts, args []string) error {
 
 	in := input(ctx)
 	if f, ok := in.(*os.File); ok && term.IsTerminal(f) {
-		if restore := keysWithoutEnter(f); restore != nil {
+		// Without the key mode, keys wait for Enter: watch still works.
+		if restore, err := term.KeysWithoutEnter(f); err == nil {
 			defer restore()
 		}
 	}
@@ -230,26 +230,6 @@ func readKeys(r io.Reader, keys chan<- string, done <-chan struct{}) {
 			return
 		}
 	}
-}
-
-// keysWithoutEnter puts the terminal f in a mode where each key press is
-// read at once and not echoed (stty -icanon -echo, signals such as Ctrl-C
-// still work), and returns the function that restores the mode, or nil if
-// stty is not available.
-func keysWithoutEnter(f *os.File) func() {
-	stty := func(args ...string) ([]byte, error) {
-		cmd := exec.Command("stty", args...)
-		cmd.Stdin = f
-		return cmd.Output()
-	}
-	saved, err := stty("-g")
-	if err != nil {
-		return nil
-	}
-	if _, err := stty("-icanon", "-echo", "min", "1"); err != nil {
-		return nil
-	}
-	return func() { stty(strings.TrimSpace(string(saved))) }
 }
 
 // watchSettle is how long watch waits after a file event for the rest of

@@ -52,8 +52,8 @@ type Policy struct {
 	Cap time.Duration
 
 	// Timeout is the time budget of one Do call, across all attempts and
-	// waits, counted from the moment Do is called. Zero means no limit
-	// other than ctx's deadline; when both are set, the earlier one wins.
+	// waits, counted from the moment Do is called. Zero or less: no limit
+	// but ctx's deadline; when both are set, the earlier one wins.
 	Timeout time.Duration
 
 	// Rand is the source of jitter. Seed it (rand.New(rand.NewPCG(seed,
@@ -90,7 +90,8 @@ func (p Policy) Delay(n int) time.Duration {
 	panic("TODO: Policy.Delay is not implemented yet (labs/04-retry/retry.go)")
 }
 
-// Do calls op until it succeeds, and returns nil as soon as it does. It stops
+// Do calls op until it succeeds, and returns nil as soon as it does (even
+// if ctx was cancelled while that attempt ran: the work is done). It stops
 // early, without sleeping, and returns an error wrapping op's last error in
 // each of these cases:
 //
@@ -160,7 +161,7 @@ type Budget struct {
 	// safe.
 }
 
-// NewBudget returns a full budget holding capacity tokens.
+// NewBudget returns a full budget holding capacity tokens (0 if negative).
 func NewBudget(capacity int) *Budget {
 	return &Budget{}
 }

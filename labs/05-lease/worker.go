@@ -12,7 +12,9 @@ type Worker struct {
 // NewWorker returns a worker named opts.Name that takes tasks from q and
 // runs handle on each. opts.Capacity is how many tasks it works on at once
 // (zero or less means 1); opts.PollInterval is how long it waits after the
-// queue had no visible task (zero or less means one second).
+// queue had no visible task (zero or less means one second); opts.Backoff
+// is how long a failed task stays invisible, given its attempt (nil means
+// it is released at once).
 func NewWorker(q LeaseQueue, opts WorkerOptions, handle Handler) *Worker {
 	// TODO: keep what Run needs; apply the defaults.
 	return &Worker{}
@@ -24,16 +26,18 @@ func NewWorker(q LeaseQueue, opts WorkerOptions, handle Handler) *Worker {
 //     on, so it never holds a lease it has no room to work on. When the
 //     queue has no visible task it waits PollInterval before asking again.
 //   - Each task's handler runs in a goroutine of its own. While it runs,
-//     the worker renews the lease whenever half of its length has passed,
-//     for the same length, so work may take longer than the visibility
-//     timeout.
+//     the worker renews the lease at the latest when half of its length
+//     has passed, for the same length, so work may take longer than the
+//     visibility timeout.
 //   - The handler's ctx is cancelled as soon as the lease is lost: when
 //     Extend says ErrLeaseLost, or when a renewal has not succeeded by the
 //     time the lease ends. The worker then neither acknowledges nor
 //     releases the task: it is someone else's.
 //   - A handler that returns nil gets its task acknowledged; one that
-//     returns an error gets it released (Nack) for another delivery at
-//     once. ErrLeaseLost from Ack or Nack is not an error of the worker.
+//     returns an error gets it released for another delivery after
+//     opts.Backoff of the lease's Attempt, Nack(token,
+//     opts.Backoff(l.Attempt)), or at once, Nack(token, 0), when Backoff is
+//     nil. ErrLeaseLost from Ack or Nack is not an error of the worker.
 //   - Any other error from the queue stops the worker: Run stops leasing,
 //     cancels the running handlers, waits for them and returns an error
 //     wrapping the queue's. When ctx is done, Run stops leasing, cancels

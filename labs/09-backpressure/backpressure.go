@@ -88,7 +88,8 @@ func New(opts Options) *Queue {
 //     wrapping ErrQueueFull (ErrTenantFull when only the tenant's share is
 //     full), at once, or, when MaxWait is set, after waiting for room until
 //     MaxWait has passed or ctx is done, whichever comes first (then the
-//     error wraps ctx.Err());
+//     error wraps ctx.Err(), and not ErrQueueFull; on a tie between MaxWait
+//     and ctx's deadline, ctx's deadline wins);
 //  2. the claim: only then does it claim the key with the Claimer. A claim
 //     that fails gives the place back and returns the claimer's error
 //     wrapped;

@@ -47,8 +47,8 @@ type Policy struct {
 	Cap time.Duration
 
 	// Timeout is the time budget of one Do call, across all attempts and
-	// waits, counted from the moment Do is called. Zero means no limit
-	// other than ctx's deadline; when both are set, the earlier one wins.
+	// waits, counted from the moment Do is called. Zero or less: no limit
+	// but ctx's deadline; when both are set, the earlier one wins.
 	Timeout time.Duration
 
 	// Rand is the source of jitter. Seed it (rand.New(rand.NewPCG(seed,
@@ -103,7 +103,8 @@ func (p Policy) Delay(n int) time.Duration {
 	return time.Duration(p.Rand.Uint64N(uint64(c) + 1))
 }
 
-// Do calls op until it succeeds, and returns nil as soon as it does. It stops
+// Do calls op until it succeeds, and returns nil as soon as it does (even
+// if ctx was cancelled while that attempt ran: the work is done). It stops
 // early, without sleeping, and returns an error wrapping op's last error in
 // each of these cases:
 //
@@ -278,7 +279,7 @@ type Budget struct {
 	capacity int
 }
 
-// NewBudget returns a full budget holding capacity tokens.
+// NewBudget returns a full budget holding capacity tokens (0 if negative).
 func NewBudget(capacity int) *Budget {
 	capacity = max(capacity, 0)
 	return &Budget{tokens: capacity, capacity: capacity}

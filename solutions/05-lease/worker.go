@@ -16,15 +16,18 @@ type Worker struct {
 	name     string
 	capacity int
 	poll     time.Duration
+	backoff  func(attempt int) time.Duration // nil: release at once
 	handle   Handler
 }
 
 // NewWorker returns a worker named opts.Name that takes tasks from q and
 // runs handle on each. opts.Capacity is how many tasks it works on at once
 // (zero or less means 1); opts.PollInterval is how long it waits after the
-// queue had no visible task (zero or less means one second).
+// queue had no visible task (zero or less means one second); opts.Backoff
+// is how long a failed task stays invisible, given its attempt (nil means
+// it is released at once).
 func NewWorker(q LeaseQueue, opts WorkerOptions, handle Handler) *Worker {
-	w := &Worker{queue: q, name: opts.Name, capacity: opts.Capacity, poll: opts.PollInterval, handle: handle}
+	w := &Worker{queue: q, name: opts.Name, capacity: opts.Capacity, poll: opts.PollInterval, backoff: opts.Backoff, handle: handle}
 	if w.capacity <= 0 {
 		w.capacity = 1
 	}
@@ -40,16 +43,18 @@ func NewWorker(q LeaseQueue, opts WorkerOptions, handle Handler) *Worker {
 //     on, so it never holds a lease it has no room to work on. When the
 //     queue has no visible task it waits PollInterval before asking again.
 //   - Each task's handler runs in a goroutine of its own. While it runs,
-//     the worker renews the lease whenever half of its length has passed,
-//     for the same length, so work may take longer than the visibility
-//     timeout.
+//     the worker renews the lease at the latest when half of its length
+//     has passed, for the same length, so work may take longer than the
+//     visibility timeout.
 //   - The handler's ctx is cancelled as soon as the lease is lost: when
 //     Extend says ErrLeaseLost, or when a renewal has not succeeded by the
 //     time the lease ends. The worker then neither acknowledges nor
 //     releases the task: it is someone else's.
 //   - A handler that returns nil gets its task acknowledged; one that
-//     returns an error gets it released (Nack) for another delivery at
-//     once. ErrLeaseLost from Ack or Nack is not an error of the worker.
+//     returns an error gets it released for another delivery after
+//     opts.Backoff of the lease's Attempt, Nack(token,
+//     opts.Backoff(l.Attempt)), or at once, Nack(token, 0), when Backoff is
+//     nil. ErrLeaseLost from Ack or Nack is not an error of the worker.
 //   - Any other error from the queue stops the worker: Run stops leasing,
 //     cancels the running handlers, waits for them and returns an error
 //     wrapping the queue's. When ctx is done, Run stops leasing, cancels
@@ -167,15 +172,20 @@ func (w *Worker) renew(ctx context.Context, l Lease, length time.Duration) (Leas
 }
 
 // settle acknowledges l's task when the handler succeeded and releases it
-// for another delivery when it failed. The outcome must reach the queue
-// even when the worker is stopping, so ctx's cancellation does not apply.
+// for another delivery when it failed, after the backoff for the attempt
+// that failed. The outcome must reach the queue even when the worker is
+// stopping, so ctx's cancellation does not apply.
 func (w *Worker) settle(ctx context.Context, l Lease, handled error) error {
 	ctx = context.WithoutCancel(ctx)
 	op, err := "ack", error(nil)
 	if handled == nil {
 		err = w.queue.Ack(ctx, l.Token)
 	} else {
-		op, err = "nack", w.queue.Nack(ctx, l.Token, 0)
+		var delay time.Duration
+		if w.backoff != nil {
+			delay = w.backoff(l.Attempt)
+		}
+		op, err = "nack", w.queue.Nack(ctx, l.Token, delay)
 	}
 	if err == nil || errors.Is(err, ErrLeaseLost) {
 		return nil

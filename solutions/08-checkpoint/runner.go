@@ -159,8 +159,8 @@ func (r *Runner) setProgress(f func(*Progress)) {
 	f(&r.progress)
 }
 
-// clone returns cp with its own copy of Values, so that the store never
-// shares the runner's slice.
+// clone returns cp with its own copy of Values, so that no two holders
+// (the runner, the store, the KV, a caller of Load) share one slice.
 func clone(cp Checkpoint) Checkpoint {
 	cp.Values = slices.Clone(cp.Values)
 	return cp

@@ -26,8 +26,8 @@ func NewStore(kv KV) *Store {
 	return &Store{kv: kv}
 }
 
-// Load returns the checkpoint of taskID, exactly as it was last committed,
-// and false when no checkpoint of taskID was ever committed. When the KV
+// Load returns a copy of the checkpoint of taskID, exactly as it was last
+// committed, and false when no checkpoint of taskID was ever committed. When the KV
 // fails, Load returns its error, wrapped.
 func (s *Store) Load(ctx context.Context, taskID string) (Checkpoint, bool, error) {
 	if err := ctx.Err(); err != nil {
@@ -37,7 +37,9 @@ func (s *Store) Load(ctx context.Context, taskID string) (Checkpoint, bool, erro
 	if err != nil {
 		return Checkpoint{}, false, fmt.Errorf("load %q: %w", taskID, err)
 	}
-	return cp, ok, nil
+	// A KV may hand out the slice it holds: the caller gets its own copy,
+	// so changing it changes nothing stored.
+	return clone(cp), ok, nil
 }
 
 // Commit stores cp as the checkpoint of cp.TaskID if cp.Token is at least
@@ -67,7 +69,9 @@ func (s *Store) Commit(ctx context.Context, cp Checkpoint) error {
 	if cp.Token < cur.Token {
 		return fmt.Errorf("commit %q with token %d: %w (its checkpoint has token %d)", cp.TaskID, cp.Token, ErrStaleToken, cur.Token)
 	}
-	if err := s.kv.Put(ctx, cp); err != nil {
+	// A KV may keep the slice it is given: it gets a copy, so the caller
+	// reusing its Values after Commit changes nothing stored.
+	if err := s.kv.Put(ctx, clone(cp)); err != nil {
 		return fmt.Errorf("commit %q: %w", cp.TaskID, err)
 	}
 	return nil

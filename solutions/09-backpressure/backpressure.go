@@ -120,7 +120,8 @@ func New(opts Options) *Queue {
 //     wrapping ErrQueueFull (ErrTenantFull when only the tenant's share is
 //     full), at once, or, when MaxWait is set, after waiting for room until
 //     MaxWait has passed or ctx is done, whichever comes first (then the
-//     error wraps ctx.Err());
+//     error wraps ctx.Err(), and not ErrQueueFull; on a tie between MaxWait
+//     and ctx's deadline, ctx's deadline wins);
 //  2. the claim: only then does it claim the key with the Claimer. A claim
 //     that fails gives the place back and returns the claimer's error
 //     wrapped;
@@ -158,6 +159,9 @@ func (q *Queue) Submit(ctx context.Context, tenant, key string, job Task) error 
 // error when it could not.
 func (q *Queue) admit(ctx context.Context, tenant string) error {
 	var timeout <-chan time.Time
+	if deadlineFirst(ctx, q.maxWait) {
+		timeout = make(chan time.Time) // never fires: ctx.Done() ends the wait
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for {
@@ -195,6 +199,16 @@ func (q *Queue) admit(ctx context.Context, tenant string) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// deadlineFirst reports whether ctx's deadline comes at or before the end
+// of a wait of maxWait starting now. Then the context alone ends the wait,
+// and when the two fall on the same instant its error wins: with a timer
+// for each, the outcome would be select's random choice between two ready
+// channels.
+func deadlineFirst(ctx context.Context, maxWait time.Duration) bool {
+	d, ok := ctx.Deadline()
+	return ok && !d.After(time.Now().Add(maxWait))
 }
 
 // noRoom says why a job of tenant cannot be admitted now, or nil when it

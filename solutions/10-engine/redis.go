@@ -23,7 +23,7 @@ import (
 //
 // Keys, all under the namespace:
 //
-//	<ns>:job:<id>  a hash: the job (JSON), state, deliveries, step, token,
+//	<ns>:job:<id>  a hash: the job (encodeJob), state, deliveries, step, token,
 //	               until (Unix ms), lasterr, reason
 //	<ns>:due       a sorted set of the unfinished jobs, scored by until: a
 //	               queued job by when it becomes visible, a leased one by
@@ -79,9 +79,9 @@ func (r *Redis) Submit(ctx context.Context, j Job) (bool, error) {
 	if err := validJob(j); err != nil {
 		return false, err
 	}
-	// encoding/json writes a struct's fields in order, so the same job is
-	// always the same text and the script compares contents as strings.
-	body, err := json.Marshal(j)
+	// The same job is always the same text (encodeJob), so the script
+	// compares contents as strings.
+	body, err := encodeJob(j)
 	if err != nil {
 		return false, fmt.Errorf("submit %q: %w", j.ID, err)
 	}
@@ -145,9 +145,9 @@ func (r *Redis) Lease(ctx context.Context, worker string) (Lease, error) {
 	if len(res) != 6 {
 		return Lease{}, fmt.Errorf("lease: unexpected reply %v", res)
 	}
-	var j Job
 	body, _ := res[1].(string)
-	if err := json.Unmarshal([]byte(body), &j); err != nil {
+	j, err := decodeJob(body)
+	if err != nil {
 		return Lease{}, fmt.Errorf("lease %v: bad job record: %w", res[0], err)
 	}
 	token, _ := res[2].(int64)
@@ -266,7 +266,7 @@ func (r *Redis) Inspect(ctx context.Context, id string) (Info, error) {
 		return Info{}, fmt.Errorf("inspect %q: %w", id, ErrUnknownJob)
 	}
 	var in Info
-	if err := json.Unmarshal([]byte(h["job"]), &in.Job); err != nil {
+	if in.Job, err = decodeJob(h["job"]); err != nil {
 		return Info{}, fmt.Errorf("inspect %q: bad job record: %w", id, err)
 	}
 	num := func(f string) int64 { n, _ := strconv.ParseInt(h[f], 10, 64); return n }
@@ -280,4 +280,41 @@ func (r *Redis) Inspect(ctx context.Context, id string) (Info, error) {
 	in.LastError = h["lasterr"]
 	in.Reason = task.DeadLetterReason(h["reason"])
 	return in, nil
+}
+
+// jobRecord is a job as its hash stores it. Its strings are byte slices,
+// which encoding/json writes as base64, so that any bytes (invalid UTF-8
+// included) come back exactly: as plain strings, encoding/json would turn
+// invalid bytes into U+FFFD, and two jobs differing only there would look
+// the same. encoding/json writes a struct's fields in order, so the same
+// job is always the same text.
+type jobRecord struct {
+	ID      []byte
+	Account []byte
+	Steps   []stepRecord
+}
+
+type stepRecord struct {
+	DocumentID, Recipient, Subject []byte
+}
+
+func encodeJob(j Job) (string, error) {
+	rec := jobRecord{ID: []byte(j.ID), Account: []byte(j.Account)}
+	for _, st := range j.Steps {
+		rec.Steps = append(rec.Steps, stepRecord{[]byte(st.DocumentID), []byte(st.Recipient), []byte(st.Subject)})
+	}
+	b, err := json.Marshal(rec)
+	return string(b), err
+}
+
+func decodeJob(body string) (Job, error) {
+	var rec jobRecord
+	if err := json.Unmarshal([]byte(body), &rec); err != nil {
+		return Job{}, err
+	}
+	j := Job{ID: string(rec.ID), Account: string(rec.Account)}
+	for _, st := range rec.Steps {
+		j.Steps = append(j.Steps, Step{DocumentID: string(st.DocumentID), Recipient: string(st.Recipient), Subject: string(st.Subject)})
+	}
+	return j, nil
 }

@@ -67,6 +67,17 @@ func checkRetriesReuseKey(t *testing.T, h *suites.History, newWorker constructor
 		},
 		expect: oneKey,
 	}, &scenario{
+		name:  "the provider commits the first Send and the worker dies before the answer; on the redelivery the provider throttles the first lookup (Retry-After 20s)",
+		tasks: []task.Task{annContract},
+		setup: func(e *env) {
+			e.p.Script(
+				provider.Throttle(20*time.Second).On(provider.OpStatus),
+				provider.Throttle(20*time.Second).On(provider.OpFind),
+			)
+		},
+		plan:   firstCall(op("Send"), crashAfter),
+		expect: oneKey,
+	}, &scenario{
 		name:   "the provider commits the first Send and answers 504 gateway timeout at once, long before the delivery's deadline",
 		tasks:  []task.Task{annContract},
 		plan:   firstCall(op("Send"), timeoutAfter),
@@ -397,6 +408,24 @@ func checkRetention(t *testing.T, h *suites.History, newWorker constructor) {
 			plan:       steps(step{op("Send"), crashAfter}, step{opOf(2, "Find"), failBefore}),
 			redelivery: afterCrash(25 * time.Hour),
 			expect:     expect,
+		},
+		&scenario{
+			name:       "the provider commits the first Send, the worker dies before the answer; 25h later the provider refuses the first lookup, 401 unauthorized (a rotated API token), and answers the next one",
+			tasks:      []task.Task{annContract},
+			plan:       steps(step{op("Send"), crashAfter}, step{lookupOf(2), refuseBefore}),
+			redelivery: afterCrash(25 * time.Hour),
+			expect: func(e *env) []string {
+				problems := expect(e)
+				e.mu.Lock()
+				saves := append([]task.Record(nil), e.saves[annContract.ID]...)
+				e.mu.Unlock()
+				for _, r := range saves {
+					if r.State == task.Failed {
+						return append(problems, fmt.Sprintf("store.Save(%q, {%s}) recorded the task as failed after the provider refused a lookup: a refused Find or Status says nothing about the Send it asks about, so the task stays pending", annContract.ID, r))
+					}
+				}
+				return problems
+			},
 		},
 		&scenario{
 			name:       "the provider commits the first Send, the worker dies before the answer; 25h later the provider answers the first lookup 503 unavailable",

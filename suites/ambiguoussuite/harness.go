@@ -78,6 +78,7 @@ const (
 	failAfter    // the call takes effect, then fails with an ordinary error
 	timeoutAfter // Send only: the provider commits, then the call fails with a 504 (an error wrapping provider.ErrTimeout) while ctx is alive
 	cancelBefore // the delivery's context is cancelled just before the call (a shutdown); the call then proceeds
+	refuseBefore // Status, Find only: the provider refuses the lookup (401 unauthorized) and looks nothing up
 )
 
 // isCrash reports whether c kills the process.
@@ -236,6 +237,11 @@ type env struct {
 	injected   error              // the store's or the queue's error injected into the current delivery
 	sendsUntil map[string]int     // Sends per task before the late duplicates
 	lateReturn map[string][]error // what the late duplicates' Process calls returned
+
+	// refusals holds, per task, the last definite refusal of a Send that
+	// reached the worker; refusedAt is len(trace) when it did.
+	refusals  map[string]error
+	refusedAt int
 }
 
 func newEnv(h *suites.History, newWorker constructor, sc *scenario) *env {
@@ -255,6 +261,7 @@ func newEnv(h *suites.History, newWorker constructor, sc *scenario) *env {
 		seen:       map[string]bool{},
 		sendsUntil: map[string]int{},
 		lateReturn: map[string][]error{},
+		refusals:   map[string]error{},
 	}
 	e.p.OnEvent(func(ev provider.Event) {
 		action, outcome := providerLine(ev)
@@ -570,6 +577,8 @@ func (e *env) enter(inc *incarnation, c call) crash {
 			act = crashAfter
 		case act == timeoutAfter && c.op != "Send":
 			act = failAfter
+		case act == refuseBefore && c.op != "Status" && c.op != "Find":
+			act = failBefore
 		}
 		if act.isCrash() {
 			if e.crashes < limit {
@@ -612,6 +621,15 @@ func (e *env) failed(inc *incarnation, what string, after bool, err error) error
 		e.injected = err
 		e.mu.Unlock()
 	}
+	return err
+}
+
+// refuseLookup records that the provider refused the lookup what, as it
+// does for an API token it no longer accepts, and returns the refusal. The
+// lookup says nothing about the request it asked about.
+func (e *env) refuseLookup(what string) error {
+	err := fmt.Errorf("%s: %w: the account's API token was rotated, and this worker still sends the old one", what, provider.ErrUnauthorized)
+	e.h.Record("provider", what, "refuses it, looking nothing up: "+err.Error())
 	return err
 }
 
@@ -764,13 +782,26 @@ func (a apiProxy) Send(ctx context.Context, acct, key string, req provider.SendR
 	case timeoutAfter:
 		return provider.Receipt{}, e.failed(a.inc, fmt.Sprintf("Send(%s)", key), true, fmt.Errorf("504 gateway timeout: %w", provider.ErrTimeout))
 	}
-	if err == nil {
-		e.mu.Lock()
+	e.mu.Lock()
+	switch {
+	case err == nil:
 		a.inc.receipts++
-		e.mu.Unlock()
+	case refusalOf(err) != nil:
+		e.refusals[e.current], e.refusedAt = err, len(e.trace)
 	}
+	e.mu.Unlock()
 	e.noteNoAnswer(a.inc, "Send", key, err)
 	return r, err
+}
+
+// refusalOf returns the definite refusal err wraps (R7), or nil.
+func refusalOf(err error) error {
+	for _, r := range []error{provider.ErrParameterMismatch, provider.ErrInvalidRequest, provider.ErrUnauthorized} {
+		if errors.Is(err, r) {
+			return r
+		}
+	}
+	return nil
 }
 
 // noteNoAnswer records a call that ended without an answer: the provider's
@@ -796,6 +827,8 @@ func (a apiProxy) Status(ctx context.Context, acct, key string) (provider.Receip
 		e.die(a.inc, fmt.Sprintf("while calling Status(%s), before the request left the process", key))
 	case failBefore:
 		return provider.Receipt{}, e.failed(a.inc, fmt.Sprintf("Status(%s)", key), false, errNetwork)
+	case refuseBefore:
+		return provider.Receipt{}, e.refuseLookup(fmt.Sprintf("Status(%s)", key))
 	}
 	r, err := e.p.Status(ctx, acct, key)
 	if act == failAfter {
@@ -817,6 +850,8 @@ func (a apiProxy) Find(ctx context.Context, acct, reference string) ([]provider.
 		e.die(a.inc, fmt.Sprintf("while calling Find(%s), before the request left the process", reference))
 	case failBefore:
 		return nil, e.failed(a.inc, fmt.Sprintf("Find(%s)", reference), false, errNetwork)
+	case refuseBefore:
+		return nil, e.refuseLookup(fmt.Sprintf("Find(%s)", reference))
 	}
 	r, err := e.p.Find(ctx, acct, reference)
 	if act == failAfter {
@@ -990,6 +1025,11 @@ func op(name string) func(call) bool {
 // opOf matches the calls of one operation by the n-th process.
 func opOf(n int, name string) func(call) bool {
 	return func(c call) bool { return c.inc == n && c.op == name }
+}
+
+// lookupOf matches the lookups (Status or Find) of the n-th process.
+func lookupOf(n int) func(call) bool {
+	return func(c call) bool { return c.inc == n && (c.op == "Status" || c.op == "Find") }
 }
 
 // afterCrash holds the task back for d after a crash, and for the usual

@@ -22,6 +22,9 @@ import (
 var (
 	errDuplicateKey = errors.New("key already claimed by an earlier request")
 	errStoreDown    = errors.New("claim store: connection refused")
+	// errStoreBusy is a claim store's own refusal that happens to wrap
+	// ErrQueueFull: a failed claim all the same, never a rejection.
+	errStoreBusy = fmt.Errorf("claim store: too many requests: %w", task.ErrQueueFull)
 )
 
 const day = 24 * time.Hour
@@ -244,32 +247,23 @@ func checkDeadlines(t *testing.T, h *suites.History, e *target) {
 		maxWait, ctxTimeout time.Duration
 		want                error
 		what                string
+		rounds              int
 	}
 	for _, o := range []order{
-		{5 * time.Second, 2 * time.Second, context.DeadlineExceeded, "the context's deadline (2s) comes before MaxWait (5s)"},
-		{2 * time.Second, 5 * time.Second, task.ErrQueueFull, "MaxWait (2s) comes before the context's deadline (5s)"},
+		{5 * time.Second, 2 * time.Second, context.DeadlineExceeded, "the context's deadline (2s) comes before MaxWait (5s)", 1},
+		{2 * time.Second, 5 * time.Second, task.ErrQueueFull, "MaxWait (2s) comes before the context's deadline (5s)", 1},
+		// A tie: two timers fire at one instant, and a select on both picks
+		// one at random. The context's deadline must win every time, so
+		// the tie is played many times over.
+		{2 * time.Second, 2 * time.Second, context.DeadlineExceeded, "MaxWait (2s) and the context's deadline (2s) fall on the same instant", tieRounds},
 	} {
 		h.Note("%s", o.what)
-		q := e.newQueue(task.AdmissionOptions{Capacity: 1, MaxWait: o.maxWait})
-		q.mustSubmit("acme", "first")
-		first := min(o.maxWait, o.ctxTimeout)
-		ctx, cancel := context.WithTimeout(context.Background(), o.ctxTimeout)
-		w := q.submitAsync(ctx, "globex", "waiter")
-		w.mustWait("to a full queue with " + describeOptions(q.opts))
-		q.advance(first-time.Nanosecond, "a nanosecond before the first deadline")
-		w.mustWait("a nanosecond before " + o.what)
-		q.advance(time.Nanosecond, "the first deadline")
-		err := w.mustReturn("at the instant " + o.what)
-		cancel()
-		if !errors.Is(err, o.want) {
-			t.Errorf("Submit(waiter) when %s = %v, want an error wrapping %v", o.what, err, o.want)
+		if o.rounds > 1 {
+			h.Note("%d rounds, each on a new queue; only the first is shown", o.rounds)
 		}
-		if n := q.claims.callsOf("globex", "waiter"); n != 0 {
-			t.Errorf("Submit(waiter) was refused but claimed its key %d times, want never", n)
-		}
-		q.mustDepth(1, "after the waiter gave up")
-		if s := q.stats(""); o.want == context.DeadlineExceeded && s.Rejected != 0 {
-			t.Errorf("Stats().Rejected after a Submit that returned its context's error = %d, want 0: it counts the Submits that returned ErrQueueFull", s.Rejected)
+		q, ok := deadlineRounds(t, e, o.maxWait, o.ctxTimeout, o.want, o.what, o.rounds)
+		if !ok {
+			continue
 		}
 		if o.want == task.ErrQueueFull {
 			if s := q.stats(""); s.Rejected != 1 {
@@ -277,7 +271,7 @@ func checkDeadlines(t *testing.T, h *suites.History, e *target) {
 			}
 			q.advance(30*day, "30 days pass")
 			h.Note("MaxWait counts from each Submit, not from New")
-			w = q.submitAsync(context.Background(), "globex", "late")
+			w := q.submitAsync(context.Background(), "globex", "late")
 			w.mustWait("30 days later, to a full queue with " + describeOptions(q.opts))
 			q.advance(o.maxWait, "MaxWait has passed")
 			if err := w.mustReturn("MaxWait after it started"); !errors.Is(err, task.ErrQueueFull) {
@@ -317,8 +311,8 @@ func checkDeadlines(t *testing.T, h *suites.History, e *target) {
 	w.mustWait("to a full queue with MaxWait 1h")
 	q.advance(time.Second, "the producer gives up and cancels")
 	w.cancel()
-	if err := w.mustReturn("when its context was cancelled"); !errors.Is(err, context.Canceled) {
-		t.Errorf("Submit(cancelled) when its context was cancelled = %v, want an error wrapping context.Canceled", err)
+	if err := w.mustReturn("when its context was cancelled"); !errors.Is(err, context.Canceled) || errors.Is(err, task.ErrQueueFull) {
+		t.Errorf("Submit(cancelled) when its context was cancelled = %v, want an error wrapping context.Canceled, and not ErrQueueFull: the caller gave up, the queue refused nothing", err)
 	}
 	if s := q.stats(""); s.Rejected != 0 {
 		t.Errorf("Stats().Rejected after a waiting Submit was cancelled = %d, want 0: it returned the context's error, not ErrQueueFull", s.Rejected)
@@ -344,6 +338,66 @@ func checkDeadlines(t *testing.T, h *suites.History, e *target) {
 	}
 }
 
+// tieRounds is how often checkDeadlines plays MaxWait and the context's
+// deadline falling on one instant: a Submit that leaves the tie to select
+// returns ErrQueueFull in about half of them.
+const tieRounds = 20
+
+// deadlineRounds plays a waiting Submit whose MaxWait and context deadline
+// are the given ones, rounds times, each on a new queue, and reports
+// whether every round went as want says, with the first round's queue.
+// Only the first round is shown in the case's timeline.
+func deadlineRounds(t *testing.T, e *target, maxWait, ctxTimeout time.Duration, want error, what string, rounds int) (*queue, bool) {
+	t.Helper()
+	var shown *queue
+	for round := range rounds {
+		te := e
+		if round > 0 {
+			quiet := *e
+			quiet.h = suites.NewHistory()
+			te = &quiet
+		}
+		q := te.newQueue(task.AdmissionOptions{Capacity: 1, MaxWait: maxWait})
+		if round == 0 {
+			shown = q
+		}
+		q.mustSubmit("acme", "first")
+		first := min(maxWait, ctxTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), ctxTimeout)
+		w := q.submitAsync(ctx, "globex", "waiter")
+		w.mustWait("to a full queue with " + describeOptions(q.opts))
+		q.advance(first-time.Nanosecond, "a nanosecond before the first deadline")
+		w.mustWait("a nanosecond before " + what)
+		q.advance(time.Nanosecond, "the first deadline")
+		err := w.mustReturn("at the instant " + what)
+		cancel()
+		bad := false
+		if !errors.Is(err, want) {
+			t.Errorf("Submit(waiter) when %s = %v (round %d of %d), want an error wrapping %v", what, err, round+1, rounds, want)
+			bad = true
+		}
+		if want == context.DeadlineExceeded && errors.Is(err, task.ErrQueueFull) {
+			t.Errorf("Submit(waiter) when %s = %v (round %d of %d), want the context's error and not ErrQueueFull: the Submit was not refused for want of room, its caller's deadline came", what, err, round+1, rounds)
+			bad = true
+		}
+		if n := q.claims.callsOf("globex", "waiter"); n != 0 {
+			t.Errorf("Submit(waiter) was refused but claimed its key %d times, want never", n)
+			bad = true
+		}
+		q.mustDepth(1, "after the waiter gave up")
+		if s := q.stats(""); want == context.DeadlineExceeded && s.Rejected != 0 {
+			t.Errorf("Stats().Rejected after a Submit that returned its context's error = %d, want 0: it counts the Submits that returned ErrQueueFull", s.Rejected)
+			bad = true
+		}
+		if bad {
+			if round > 0 {
+				e.h.Note("round %d of %d went wrong (its own timeline is not shown): %v", round+1, rounds, err)
+			}
+			return shown, false
+		}
+	}
+	return shown, true
+}
 func checkAdmissionBeforeClaim(t *testing.T, h *suites.History, e *target) {
 	q := e.newQueue(task.AdmissionOptions{Capacity: 2, TenantLimit: 2})
 	q.mustSubmit("acme", "a1", "a2")
@@ -422,20 +476,24 @@ func checkFailedClaim(t *testing.T, h *suites.History, e *target) {
 			return fmt.Errorf("claim %s/%s: %w", tenant, key, errDuplicateKey)
 		case "down":
 			return errStoreDown
+		case "busy":
+			return errStoreBusy
 		}
 		return nil
 	})
 	for _, c := range []struct {
 		tenant, key string
 		want        error
-	}{{"acme", "dup", errDuplicateKey}, {"globex", "down", errStoreDown}} {
+	}{{"acme", "dup", errDuplicateKey}, {"globex", "down", errStoreDown}, {"initech", "busy", errStoreBusy}} {
 		err := q.submit(c.tenant, c.key)
 		if !errors.Is(err, c.want) {
 			t.Errorf("Submit(%s, %s) when the claim store says %q = %v, want an error wrapping the claim store's", c.tenant, c.key, c.want, err)
 		}
 	}
-	q.mustDepth(0, "after two failed claims")
-	q.mustBeEmpty("worker", "after two failed claims: neither job may be queued")
+	if s := q.mustDepth(0, "after three failed claims"); s.Rejected != 0 {
+		t.Errorf("Stats().Rejected after three Submits whose claims failed = %d, want 0: Rejected counts the Submits refused for lack of room, and these had room (one claim store's error wraps ErrQueueFull: it is still a failed claim, not a refusal)", s.Rejected)
+	}
+	q.mustBeEmpty("worker", "after three failed claims: no job may be queued")
 	h.Note("both places, and both tenants' shares of 1, must be free again")
 	q.mustSubmit("acme", "a1")
 	q.mustSubmit("globex", "g1")
@@ -820,8 +878,8 @@ func checkCancelledContext(t *testing.T, h *suites.History, e *target) {
 	h.Note("a cancelled context on a full queue: the context's error, not a refusal")
 	full := e.newQueue(task.AdmissionOptions{Capacity: 1})
 	full.mustSubmit("acme", "f1")
-	if err := full.submitCtx(cancelled, "globex", "f2"); !errors.Is(err, context.Canceled) {
-		t.Errorf("Submit(f2) with a cancelled context, to a full queue = %v, want an error wrapping context.Canceled: the context is checked before anything else", err)
+	if err := full.submitCtx(cancelled, "globex", "f2"); !errors.Is(err, context.Canceled) || errors.Is(err, task.ErrQueueFull) {
+		t.Errorf("Submit(f2) with a cancelled context, to a full queue = %v, want an error wrapping context.Canceled, and not ErrQueueFull: the context is checked before anything else", err)
 	}
 	if s := full.stats(""); s.Rejected != 0 || s.Depth != 1 {
 		t.Errorf("Stats() after a Submit with a cancelled context to a full queue = %s, want depth 1 and rejected 0: a done context changes nothing", s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -103,6 +104,7 @@ func (s *Store) Load(ctx context.Context, taskID string) (cp Checkpoint, ok bool
 	if err != nil {
 		return Checkpoint{}, false, fmt.Errorf("wal store: load: %w", err)
 	}
+	cp.Values = slices.Clone(cp.Values) // the KV may hand out what it holds
 	return cp, ok, nil
 }
 
@@ -119,6 +121,7 @@ func (s *Store) Commit(ctx context.Context, cp Checkpoint) (err error) {
 		case cp.Token == 0 || cp.Token < cur.Token:
 			err = fmt.Errorf("wal store: token %d, task has %d: %w", cp.Token, cur.Token, ErrStaleToken)
 		default:
+			cp.Values = slices.Clone(cp.Values) // the KV may keep what it is given
 			err = s.kv.Put(ctx, cp)
 		}
 	})

@@ -296,6 +296,24 @@ func checkNotRunAgain(t *testing.T, h *suites.History, e *target) {
 		t.Fatalf("resuming from a checkpoint at step 3 of 4, process 4 ran steps %v, want [3]", got)
 	}
 	w.mustBeDone("task-2", 4, 2, "after process 4 finished")
+
+	// Total is the number of steps of the Run that commits, not a number
+	// carried over from the checkpoint it loaded.
+	h.Note("the task gained a step between two runs: a checkpoint at step 2 of 4, resumed with five steps")
+	five := spec{{"rand"}, {}, {"now"}, {}, {}}
+	p5 := w.newProc("process 5", 1, map[string]action{"commit/1": crashAfter})
+	if err := p5.run("task-3", p5.steps("task-3", four), crashed); err != nil {
+		t.Fatal(err)
+	}
+	p6 := w.newProc("process 6", 2, nil)
+	p6.mustFinish("task-3", p6.steps("task-3", five))
+	if got := w.runsBy("process 6", "task-3"); !slices.Equal(got, []int{2, 3, 4}) {
+		t.Fatalf("resuming from a checkpoint at step 2 with five steps, process 6 ran steps %v, want [2 3 4]", got)
+	}
+	if got := p6.runner.Progress(); got.Total != 5 {
+		t.Fatalf("Progress() after a run of five steps = %+v, want Total 5: the number of steps of this Run, not the loaded checkpoint's", got)
+	}
+	w.mustBeDone("task-3", 5, 2, "after process 6 finished the five steps (the checkpoint's Total is this Run's number of steps)")
 }
 
 func checkKeys(t *testing.T, h *suites.History, e *target) {
@@ -538,7 +556,12 @@ func checkStoreFences(t *testing.T, h *suites.History, e *target) {
 	}
 	// The store keeps what was committed, not the caller's slice: a caller
 	// that reuses its Values after Commit, or changes the ones Load gave it,
-	// changes nothing stored.
+	// changes nothing stored, even over a KV that keeps the slice it is
+	// given (an in-memory KV may).
+	h.Note("the KV now keeps the checkpoint Put gives it as it is, Values slice and all, and Get hands that slice out")
+	w.kv.mu.Lock()
+	w.kv.aliasing = true
+	w.kv.mu.Unlock()
 	vals := []task.RecordedValue{{Step: 0, Kind: task.RecordedRand, Rand: 4417}}
 	if err := commit(task.Checkpoint{TaskID: "copied", Token: 3, Total: 2, Values: vals}); err != nil {
 		t.Fatalf("Commit on a task with no checkpoint = %v, want nil", err)
@@ -552,6 +575,9 @@ func checkStoreFences(t *testing.T, h *suites.History, e *target) {
 	if cp, _ := load("copied"); len(cp.Values) != 1 || cp.Values[0].Rand != 4417 {
 		t.Fatalf("after a loader changed the Values Load gave it, Load = %s, want the committed value 4417: Load must return a copy", cp)
 	}
+	w.kv.mu.Lock()
+	w.kv.aliasing = false
+	w.kv.mu.Unlock()
 	if err := commit(task.Checkpoint{TaskID: "zero", Next: 1, Total: 1}); !errors.Is(err, task.ErrStaleToken) {
 		t.Fatalf("Commit with token 0 = %v, want an error wrapping ErrStaleToken (0 is never granted)", err)
 	}
@@ -785,6 +811,12 @@ func checkCancel(t *testing.T, h *suites.History, e *target) {
 	pz.cancel()
 	if err := pz.run("task-empty", nil, returned); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run with a cancelled context and zero steps = %v, want an error wrapping context.Canceled: the context is checked before anything else, even when there is nothing to do", err)
+	}
+	h.Note("a context done before Run, with no task ID")
+	pn := w.newProc("process 00", 1, nil)
+	pn.cancel()
+	if err := pn.run("", pn.steps("", plainSteps), returned); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run(\"\") with a cancelled context = %v, want an error wrapping context.Canceled: the context is checked before anything else, the task ID included", err)
 	}
 
 	for _, c := range []struct {

@@ -17,7 +17,7 @@ import (
 
 func checkFirstCall(t *testing.T, h *suites.History, s target) {
 	var c counter
-	got, err := s.do(h, "worker A", "k1", c.work(h, "worker A", nil, "signed:doc-42", nil))
+	got, err := s.do(h, "worker A", "k1", c.work(h, "worker A", "k1", nil, "signed:doc-42", nil))
 	if err != nil || got != "signed:doc-42" {
 		t.Errorf(`Do("k1") = %q, %v, want "signed:doc-42", nil`, got, err)
 	}
@@ -26,7 +26,7 @@ func checkFirstCall(t *testing.T, h *suites.History, s target) {
 	}
 
 	var failing counter
-	got, err = s.do(h, "worker A", "k2", failing.work(h, "worker A", nil, "", errDeclined))
+	got, err = s.do(h, "worker A", "k2", failing.work(h, "worker A", "k2", nil, "", errDeclined))
 	if err != errDeclined {
 		t.Errorf(`Do("k2") with work failing with %q = %q, %v, want "", the work's own error value (not a copy or a wrapper)`, errDeclined, got, err)
 	}
@@ -34,14 +34,14 @@ func checkFirstCall(t *testing.T, h *suites.History, s target) {
 	// A failing work may still return a value (the provider's own words):
 	// it comes back too, unchanged.
 	const partial = "provider said: insufficient funds"
-	got, err = s.do(h, "worker A", "k3", failing.work(h, "worker A", nil, partial, errDeclined))
+	got, err = s.do(h, "worker A", "k3", failing.work(h, "worker A", "k3", nil, partial, errDeclined))
 	if got != partial || err != errDeclined {
 		t.Errorf(`Do("k3") with work returning %q, %q = %q, %v, want both unchanged`, partial, errDeclined, got, err)
 	}
 
 	// The empty string is a value like any other.
 	var empty counter
-	got, err = s.do(h, "worker A", "k4", empty.work(h, "worker A", nil, "", nil))
+	got, err = s.do(h, "worker A", "k4", empty.work(h, "worker A", "k4", nil, "", nil))
 	if got != "" || err != nil {
 		t.Errorf(`Do("k4") with work returning "", nil = %q, %v, want "", nil`, got, err)
 	}
@@ -56,7 +56,7 @@ func checkConcurrentDuplicates(t *testing.T, h *suites.History, s target) {
 	for i := 1; i < workers; i++ {
 		actor := fmt.Sprintf("worker %02d", i)
 		calls = append(calls, suites.Go(func() {
-			s.do(h, actor, "k1", c.work(h, actor, gate, "signed:doc-42", nil))
+			s.do(h, actor, "k1", c.work(h, actor, "k1", gate, "signed:doc-42", nil))
 		}))
 		calls[i].Settle()
 	}
@@ -186,7 +186,7 @@ func checkPendingDuplicate(t *testing.T, h *suites.History, s target) {
 	first, _ := s.startSlow(h, &c, "worker A", "k1", gate, "signed:doc-42")
 	var r result
 	dup := suites.Go(func() {
-		r.value, r.err = s.do(h, "worker B", "k1", c.work(h, "worker B", nil, "signed:doc-42", nil))
+		r.value, r.err = s.do(h, "worker B", "k1", c.work(h, "worker B", "k1", nil, "signed:doc-42", nil))
 	})
 	if !dup.Settle() {
 		h.Note("worker B's Do(\"k1\") is still waiting for worker A's work")
@@ -216,7 +216,7 @@ func checkLongPendingDuplicate(t *testing.T, h *suites.History, s target) {
 		elapsed = at
 		var r result
 		dup := suites.Go(func() {
-			r.value, r.err = s.do(h, "worker B", "k1", c.work(h, "worker B", nil, "signed:doc-42 (again)", nil))
+			r.value, r.err = s.do(h, "worker B", "k1", c.work(h, "worker B", "k1", nil, "signed:doc-42 (again)", nil))
 		})
 		if !dup.Settle() {
 			close(gate)
@@ -241,23 +241,23 @@ func checkLongPendingDuplicate(t *testing.T, h *suites.History, s target) {
 
 func checkCompletedDuplicate(t *testing.T, h *suites.History, s target) {
 	var c counter
-	v, err := s.do(h, "worker A", "k1", c.work(h, "worker A", nil, "signed:doc-42", nil))
+	v, err := s.do(h, "worker A", "k1", c.work(h, "worker A", "k1", nil, "signed:doc-42", nil))
 	if err != nil {
 		t.Fatalf(`first Do("k1") = %q, %v, want "signed:doc-42", nil`, v, err)
 	}
 	var empty counter
-	if v, err := s.do(h, "worker A", "k-empty", empty.work(h, "worker A", nil, "", nil)); err != nil || v != "" {
+	if v, err := s.do(h, "worker A", "k-empty", empty.work(h, "worker A", "k-empty", nil, "", nil)); err != nil || v != "" {
 		t.Fatalf(`first Do("k-empty") = %q, %v, want "", nil`, v, err)
 	}
 	var elapsed time.Duration
 	for _, later := range []time.Duration{time.Second, time.Hour, 25 * time.Hour, 8 * 24 * time.Hour, 400 * 24 * time.Hour} {
 		fakeclock.Advance(later - elapsed)
 		elapsed = later
-		v, err := s.do(h, "worker B", "k1", c.work(h, "worker B", nil, "signed:doc-42 (again)", nil))
+		v, err := s.do(h, "worker B", "k1", c.work(h, "worker B", "k1", nil, "signed:doc-42 (again)", nil))
 		if err != nil || v != "signed:doc-42" {
 			t.Errorf(`Do("k1") %v after completion = %q, %v, want the stored "signed:doc-42", nil`, later, v, err)
 		}
-		v, err = s.do(h, "worker B", "k-empty", empty.work(h, "worker B", nil, "not empty (again)", nil))
+		v, err = s.do(h, "worker B", "k-empty", empty.work(h, "worker B", "k-empty", nil, "not empty (again)", nil))
 		if err != nil || v != "" {
 			t.Errorf(`Do("k-empty") %v after its work succeeded with "" = %q, %v, want the stored "", nil (an empty result is a result)`, later, v, err)
 		}
@@ -298,7 +298,7 @@ func checkCancelledCallerKeepsSuccess(t *testing.T, h *suites.History, s target)
 			t.Errorf(`Do(%q) whose work succeeded while the caller's context was %s = %q, %v, want "signed:doc-42", nil (the work's result, unchanged)`, key, how, v, err)
 		}
 		fakeclock.Advance(time.Minute)
-		v, err = s.do(h, "worker B", key, c.work(h, "worker B", nil, "signed:doc-42 (again)", nil))
+		v, err = s.do(h, "worker B", key, c.work(h, "worker B", key, nil, "signed:doc-42 (again)", nil))
 		if err != nil || v != "signed:doc-42" {
 			t.Errorf(`Do(%q) after that success = %q, %v, want the stored "signed:doc-42", nil`, key, v, err)
 		}
@@ -317,12 +317,12 @@ func checkFailureReleases(t *testing.T, h *suites.History, s target) {
 	for i, failure := range failures {
 		key := fmt.Sprintf("k%d", i+1)
 		var c counter
-		v, err := s.do(h, "worker A", key, c.work(h, "worker A", nil, "", failure))
+		v, err := s.do(h, "worker A", key, c.work(h, "worker A", key, nil, "", failure))
 		if err != failure {
 			t.Errorf(`Do(%q) with work failing with %q = %q, %v, want the work's own error`, key, failure, v, err)
 		}
 		fakeclock.Advance(time.Minute)
-		v, err = s.do(h, "worker A (retry)", key, c.work(h, "worker A (retry)", nil, "signed:doc-42", nil))
+		v, err = s.do(h, "worker A (retry)", key, c.work(h, "worker A (retry)", key, nil, "signed:doc-42", nil))
 		if err != nil || v != "signed:doc-42" {
 			t.Errorf(`retry Do(%q) after the work failed with %q = %q, %v, want "signed:doc-42", nil (the key must be released, whatever the error)`, key, failure, v, err)
 		}
@@ -333,18 +333,31 @@ func checkFailureReleases(t *testing.T, h *suites.History, s target) {
 }
 
 // checkKeysCompareExactly uses keys that a store that "cleans up" keys
-// would merge: each is its own key and runs its own work.
+// would merge: each is its own key, runs its own work, and is answered
+// with its own stored result afterwards. Among them are the empty key and
+// invalid UTF-8 bytes, which a []rune conversion turns into one U+FFFD.
 func checkKeysCompareExactly(t *testing.T, h *suites.History, s target) {
-	keys := []string{"task-42", "Task-42", "task-42 ", " task-42", "caf\u00e9", "cafe\u0301", "", " "}
-	for _, key := range keys {
-		var c counter
-		want := "result for " + strconv.Quote(key)
-		v, err := s.do(h, "worker A", key, c.work(h, "worker A", nil, want, nil))
-		if err != nil || v != want {
-			t.Errorf(`Do(%q) = %q, %v, want %q, nil: no other key may answer for it (keys are compared byte for byte)`, key, v, err, want)
+	keys := []string{"task-42", "Task-42", "task-42 ", " task-42", "caf\u00e9", "cafe\u0301", "", " ", "\xff", "\xfe", "\ufffd", "a\x00", "a"}
+	counters := make([]counter, len(keys))
+	want := func(key string) string { return "result for " + strconv.Quote(key) }
+	for i, key := range keys {
+		v, err := s.do(h, "worker A", key, counters[i].work(h, "worker A", key, nil, want(key), nil))
+		if err != nil || v != want(key) {
+			t.Errorf(`Do(%+q) = %+q, %v, want %+q, nil: no other key may answer for it (keys are compared byte for byte)`, key, v, err, want(key))
 		}
-		if n := c.n.Load(); n != 1 {
-			t.Errorf("work ran %d times for the new key %q, want 1", n, key)
+		if n := counters[i].n.Load(); n != 1 {
+			t.Errorf("work ran %d times for the new key %+q, want 1", n, key)
+		}
+	}
+	// Every key is now done, each with its own result.
+	for i, key := range keys {
+		before := counters[i].n.Load()
+		v, err := s.do(h, "worker B", key, counters[i].work(h, "worker B", key, nil, "executed again", nil))
+		if err != nil || v != want(key) {
+			t.Errorf(`Do(%+q) after its work succeeded with %+q = %+q, %v, want the stored %+q, nil: every key, the empty one too, has its own record`, key, want(key), v, err, want(key))
+		}
+		if n := counters[i].n.Load(); n != before {
+			t.Errorf("work ran again for %+q, whose work had already succeeded, want it run once in all", key)
 		}
 	}
 }
@@ -355,7 +368,7 @@ func checkKeysIndependent(t *testing.T, h *suites.History, s target) {
 	first, _ := s.startSlow(h, &slow, "worker A", "slow-key", gate, "slow result")
 	var r result
 	other := suites.Go(func() {
-		r.value, r.err = s.do(h, "worker B", "fast-key", fast.work(h, "worker B", nil, "fast result", nil))
+		r.value, r.err = s.do(h, "worker B", "fast-key", fast.work(h, "worker B", "fast-key", nil, "fast result", nil))
 	})
 	blocked := !other.Settle()
 	if blocked {

@@ -44,7 +44,9 @@ var errDeclined = errors.New("card declined")
 
 // counter wraps a work function so the suite knows how often it ran.
 type counter struct {
-	n atomic.Int64
+	n      atomic.Int64 // executions, every key
+	mu     sync.Mutex
+	perKey map[string]int // executions per key, for the timeline
 }
 
 // work returns a work function that counts and narrates its executions,
@@ -52,15 +54,23 @@ type counter struct {
 // sleeps on the clock while other callers may be waiting: an implementation
 // that holds a mutex during the work would freeze a fakeclock bubble (see
 // suites.Call), so the suite gates work with channels it controls.
-func (c *counter) work(h *suites.History, actor string, gate <-chan struct{}, value string, err error) func(context.Context) (string, error) {
+func (c *counter) work(h *suites.History, actor, key string, gate <-chan struct{}, value string, err error) func(context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
-		n := c.n.Add(1)
+		c.n.Add(1)
+		c.mu.Lock()
+		if c.perKey == nil {
+			c.perKey = map[string]int{}
+		}
+		c.perKey[key]++
+		n := c.perKey[key]
+		c.mu.Unlock()
+		what := fmt.Sprintf("the work for %q starts", key)
 		if h == nil {
 			// Quiet: the caller narrates.
 		} else if n == 1 {
-			h.Record(actor, "work starts", "first execution")
+			h.Record(actor, what, "its first execution")
 		} else {
-			h.Recordf(actor, "work starts", "EXECUTION #%d: the side effect happened again", n)
+			h.Recordf(actor, what, "execution #%d of this key's work", n)
 		}
 		if gate != nil {
 			<-gate
@@ -89,7 +99,7 @@ type result struct {
 // the work has started (or Do has returned without starting it).
 func (s target) startSlow(h *suites.History, c *counter, actor, key string, gate <-chan struct{}, value string) (*suites.Call, *result) {
 	var r result
-	startedCh, work := notifyStart(c.work(h, actor, gate, value, nil))
+	startedCh, work := notifyStart(c.work(h, actor, key, gate, value, nil))
 	call := suites.Go(func() {
 		r.value, r.err = s.do(h, actor, key, work)
 	})
@@ -113,7 +123,7 @@ func (s target) raceRound(key string) (int64, []string) {
 			for !release.Load() {
 				runtime.Gosched()
 			}
-			v, err := s.Do(context.Background(), key, c.work(nil, "", nil, "ok", nil))
+			v, err := s.Do(context.Background(), key, c.work(nil, "", key, nil, "ok", nil))
 			mu.Lock()
 			lines = append(lines, fmt.Sprintf("worker %d Do(%q) %s", i, key, s.describe(v, err)))
 			mu.Unlock()
@@ -137,7 +147,7 @@ func (s target) controlledRound(seed int64, key string) (int64, []string, syncpo
 	for i := range raceWorkers {
 		names[i] = fmt.Sprintf("worker %d", i)
 		fs[i] = func() {
-			v, err := s.Do(context.Background(), key, c.work(nil, "", nil, "ok", nil))
+			v, err := s.Do(context.Background(), key, c.work(nil, "", key, nil, "ok", nil))
 			lines[i] = fmt.Sprintf("worker %d Do(%q) %s", i, key, s.describe(v, err))
 		}
 	}

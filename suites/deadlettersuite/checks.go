@@ -296,6 +296,11 @@ func checkMalformed(t *testing.T, h *suites.History, e *target) {
 	}})
 	q.mustEnqueue(poisonTask("poison-1"), newTask("good"), poisonTask("poison-2"))
 	q.mustReceive("consumer A", "good", 1)
+	mu.Lock()
+	if n := validated["poison-2"]; n > 0 {
+		t.Errorf("a Receive that delivered good called Validate on poison-2 (calls: %d), want no call: a Receive validates the task it is about to deliver, and poison-2 was behind good", n)
+	}
+	mu.Unlock()
 	q.mustBeDeadLettered(task.DeadLetter{Task: poisonTask("poison-1"), LastError: validRecipient(poisonTask("poison-1")).Error(), Reason: task.ReasonMalformed}, "after a Receive found poison-1 malformed")
 	q.mustBeEmpty("consumer B", "when the only task left is malformed")
 	q.mustBeDeadLettered(task.DeadLetter{Task: poisonTask("poison-2"), LastError: validRecipient(poisonTask("poison-2")).Error(), Reason: task.ReasonMalformed}, "after a Receive found poison-2 malformed")
@@ -930,5 +935,33 @@ func checkCancelledContext(t *testing.T, h *suites.History, e *target) {
 	q.mustNotBeDeadLettered("held", "after a cancelled Nack of its only delivery")
 	if err := q.ack("consumer A", held.Receipt); err != nil {
 		t.Errorf("Ack(%s) after a cancelled Ack and Nack = %v, want nil: the delivery is still current", q.holderOf(held.Receipt), err)
+	}
+
+	h.Note("a Receive whose context is cancelled while the validator looks at the task")
+	gate := newGatedValidator("slow")
+	q = e.newQueue(task.DeadLetterOptions{MaxDeliveries: 3, Validate: gate.validate})
+	q.mustEnqueue(newTask("slow"))
+	rctx, rcancel := context.WithCancel(context.Background())
+	defer rcancel()
+	var got task.Message
+	var gotErr error
+	recv := suites.Go(func() { got, gotErr = q.Receive(rctx, "consumer C") })
+	select {
+	case <-gate.started:
+	case <-recv.Done():
+		t.Fatalf("Receive() = %s without validating slow, want the validator called before its delivery", describeReceive(got, gotErr))
+	}
+	rcancel()
+	h.Note("consumer C gives up (its context is cancelled); then the validator accepts slow")
+	gate.answer <- nil
+	recv.Wait()
+	h.Record("consumer C", "Receive(), cancelled while the validator ran", describeReceive(got, gotErr))
+	switch {
+	case gotErr == nil && got.Task.ID == "slow" && got.Deliveries == 1:
+		q.mustBeEmpty("consumer D", "while consumer C holds slow")
+	case errors.Is(gotErr, context.Canceled):
+		q.mustReceive("consumer D", "slow", 1)
+	default:
+		t.Errorf("Receive() whose context was cancelled while the validator ran = %s, want slow delivery 1 (it finished), or an error wrapping context.Canceled having delivered nothing", describeReceive(got, gotErr))
 	}
 }

@@ -71,6 +71,13 @@ var concepts = []suites.Concept{
 		Hint:          "Check everything before changing anything: the options in New, the task ID and duplicates in Enqueue, the context at the start of every method. A refused call changes nothing.",
 		Docs:          docs + "#the-queues-contract",
 	},
+	{
+		ID:            "model-sequences",
+		Title:         "Every rule holds after any sequence of calls",
+		Misconception: "If each rule holds in the scenario I thought of, it holds in every order of deliveries, expiries, Nacks, redrives and rejections.",
+		Hint:          "Read the timeline from the top: it is the shortest sequence of calls found that breaks a rule. For each task, where does your queue think it is (waiting, being delivered until when, dead-lettered), with which count and last error, and which receipt is current?",
+		Docs:          docs + "#mental-model-a-count-that-only-goes-up-and-two-rooms",
+	},
 }
 
 // tests are the cases, in the order they run.
@@ -120,7 +127,7 @@ var tests = []suites.Test[*target]{
 			Name:        "count_increases_on_delivery",
 			Concept:     "count-deliveries",
 			Rules:       []string{"R4"},
-			Points:      10,
+			Points:      7,
 			Explanation: "Each delivery's count is one more than the last one's, whether that one was nacked or its consumer crashed and its timeout passed. A count kept by failures, or bumped when the consumer reports back, stands still when a consumer crashes.",
 		},
 		Check: checkCountOnDelivery,
@@ -130,7 +137,7 @@ var tests = []suites.Test[*target]{
 			Name:        "crashed_consumer_still_dead_letters",
 			Concept:     "count-deliveries",
 			Rules:       []string{"R4", "R5", "R6"},
-			Points:      10,
+			Points:      7,
 			Explanation: "A poison task crashes every consumer that receives it: nobody ever acknowledges or nacks. After MaxDeliveries deliveries it must be in the dead-letter queue anyway, with its count and no error text, and stay there a week later: otherwise it loops, crashing a consumer every visibility timeout, forever.",
 		},
 		Check: checkCrashedConsumer,
@@ -140,7 +147,7 @@ var tests = []suites.Test[*target]{
 			Name:        "limit_is_exact",
 			Concept:     "exact-limit",
 			Rules:       []string{"R5"},
-			Points:      8,
+			Points:      6,
 			Explanation: "With MaxDeliveries 3 the third delivery still happens, and the instant it fails the task is dead-lettered; when the last delivery's consumer crashes instead, the task is still hidden a nanosecond before its timeout and dead-lettered at the timeout exactly. MaxDeliveries 1 means one delivery.",
 		},
 		Check: checkExactLimit,
@@ -190,7 +197,7 @@ var tests = []suites.Test[*target]{
 			Name:        "redrive_resets_the_count",
 			Concept:     "redrive-fresh-count",
 			Rules:       []string{"R10"},
-			Points:      8,
+			Points:      6,
 			Explanation: "Redrive puts a dead letter at the back of the queue with no deliveries and no last error, so its next delivery is number 1 and it gets MaxDeliveries fresh ones; a task that is not dead-lettered cannot be redriven, and a malformed one redriven unchanged is caught again.",
 		},
 		Check: checkRedrive,
@@ -234,5 +241,25 @@ var tests = []suites.Test[*target]{
 			Explanation: "Every method called with a cancelled context, or one past its deadline, returns an error wrapping the context's error and changes nothing: nothing enqueued, delivered, counted, acknowledged, nacked or redriven.",
 		},
 		Check: checkCancelledContext,
+	},
+	{
+		Case: suites.Case{
+			Name:        "random_call_sequences_follow_the_rules",
+			Concept:     "model-sequences",
+			Rules:       []string{"R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R12"},
+			Points:      6,
+			Explanation: "Sixty generated sequences of about fifty steps, each on a new queue (MaxDeliveries 0 to 3, a visibility timeout of 30s, 1ns, 10s or 12h, with or without a validator), compared step by step with the rules: Enqueue (IDs drawn to collide: case, a trailing space, invalid UTF-8 and U+FFFD, two encodings of one letter, a NUL, the empty ID; empty and multi-byte fields), Receive, a consumer that receives and then nacks, acknowledges or crashes, Ack and Nack with the current receipt, an earlier one or a made-up one (causes with wrapped, empty and multi-byte text, and none), List (whose copy the caller then changes), Redrive; the validator starting to accept, reject or panic on a task; the clock moved to a nanosecond before and exactly to each delivery's Expires, or by up to 400 days, while consumers say nothing (a lease that expires is a delivery, and the last one dead-letters its task at that instant); cancelled contexts and contexts past their deadline. A failing sequence is shortened to the fewest steps that still break a rule, and that is the timeline you see.",
+		},
+		Model: checkModelSequences,
+	},
+	{
+		Case: suites.Case{
+			Name:        "concurrent_calls_are_linearizable",
+			Concept:     "atomic-move",
+			Rules:       []string{"R2", "R3", "R4", "R5", "R7", "R8", "R10", "R11"},
+			Points:      4,
+			Explanation: "Four clients at once, for real, make five calls each (Enqueue of three IDs, one of which the validator rejects; Receive followed by an Ack or a Nack of what was delivered; List; Redrive) on a queue of MaxDeliveries 1 or 2 whose validator and Nack causes yield the processor, thirty rounds; whatever the scheduler did (a Receive may pass over a task another Receive is validating), what each call returned must be explainable by the calls taking effect one at a time. A history that no such order explains is shown whole. Whether a race shows up varies from run to run, so this case can only ever fail a program that is wrong; if the check runs out of time it says \"not exercised\".",
+		},
+		Model: checkModelLinearizable,
 	},
 }

@@ -67,6 +67,21 @@ func checkSubmitIdempotent(w *world) {
 		w.Errorf("Inspect(empty) after its Submit was refused = %v, want ErrUnknownJob", err)
 	}
 	c.expectNoJob("after the only job was done and the refused submissions")
+
+	w.h.Note("a job whose strings hold bytes that are not UTF-8 comes back byte for byte")
+	bin := task.Job{ID: "bin-\xff\x00", Account: "acct-\xfe", Steps: []task.Step{{DocumentID: "doc-\xff", Recipient: "r@example.com", Subject: "s-\xc3"}}}
+	c.mustSubmit(bin)
+	if in := c.mustInspect(bin.ID); !cmp.Equal(in.Job, bin) {
+		w.Errorf("Inspect(%q).Job = %+q, want %+q: the job comes back exactly as submitted, whatever its bytes", bin.ID, in.Job, bin)
+	}
+	if l := c.mustLease(); !cmp.Equal(l.Job, bin) {
+		w.Errorf("Lease().Job = %+q, want %+q: the job comes exactly as submitted, whatever its bytes", l.Job, bin)
+	}
+	other := bin
+	other.Steps = []task.Step{{DocumentID: "doc-\xfe", Recipient: "r@example.com", Subject: "s-\xc3"}}
+	if ok, err := c.submit(other); ok || !errors.Is(err, task.ErrConflict) {
+		w.Errorf("Submit(%q) again with a document ID that differs in one byte that is not UTF-8 = %v, %v, want false, ErrConflict", bin.ID, ok, err)
+	}
 }
 
 // checkBounded: at most Capacity unfinished jobs; a rejected submission
@@ -561,6 +576,9 @@ func checkOptions(w *world) {
 	p = st.proc("worker")
 	p.mustSubmit(job("job-ms", 1))
 	now := w.clock.Now() // the backend's clock reads now + 0.7 ms, kept as now
+	if in := p.mustInspect("job-ms"); !in.Until.Equal(now) {
+		w.Errorf("with the clock at +0.7 ms past a millisecond: a job submitted then has Inspect().Until = %v after the millisecond, want 0: the submission instant is kept to the millisecond too", in.Until.Sub(now))
+	}
 	if l := p.mustLease(); !l.Expires.Equal(now.Add(10 * time.Second)) {
 		w.Errorf("with the clock at +0.7 ms past a millisecond: Lease().Expires = %v after the millisecond, want exactly 10s: times are truncated to the millisecond", l.Expires.Sub(now))
 	}
@@ -628,6 +646,38 @@ func checkConcurrent(w *world) {
 		}
 		if !(ra.ok != rb.ok && full == 1) {
 			w.Errorf("Submit(job-1) and Submit(job-2) at once with Capacity 1: A = %v, %v; B = %v, %v; want one accepted, one ErrFull", ra.ok, ra.err, rb.ok, rb.err)
+		}
+	})
+
+	w.h.Note("an Inspect while another worker leases and completes the job: a read is one atomic step too")
+	work := func(p *proc) result {
+		l, err := p.lease()
+		if err == nil {
+			err = p.complete(l)
+		}
+		return result{ok: err == nil, err: err}
+	}
+	look := func(p *proc) result {
+		for range 3 {
+			in, err := p.inspect("job-1")
+			if err != nil {
+				return result{err: err}
+			}
+			switch {
+			case in.State == task.JobQueued && in.Deliveries == 0 && in.Token == 0:
+			case (in.State == task.JobLeased || in.State == task.JobDone) && in.Deliveries == 1 && in.Token != 0:
+			default:
+				return result{err: fmt.Errorf("a state no single moment had: %s", in)}
+			}
+		}
+		return result{ok: true}
+	}
+	w.race(o, 50, withJob, work, look, func(st *store, ra, rb result) {
+		if !ra.ok {
+			w.Errorf("Lease and Complete of job-1 beside an Inspect = %v, want nil", ra.err)
+		}
+		if !rb.ok {
+			w.Errorf("Inspect(job-1) beside a Lease and a Complete = %v, want the job as it was before, between or after them", rb.err)
 		}
 	})
 
@@ -897,7 +947,73 @@ func checkEngineRuns(w *world) {
 			w.Errorf("after Work: %s, want done at step 3 after 1 delivery", in)
 		}
 	}
+
+	w.h.Note("jobs a1 (1 step) and a (11 steps): the ID and the index with nothing between them make the key a10 for a1's step 0 and for a's step 10")
+	short, long := job("a1", 1), job("a", 11)
+	wp.proc.mustSubmit(short)
+	wp.proc.mustSubmit(long)
+	for range 2 {
+		if err := wp.work(); err != nil {
+			w.Fatalf("Work() = %v, want <nil>", err)
+		}
+	}
+	w.mu.Lock()
+	sends = slices.Clone(w.sends)
+	w.mu.Unlock()
+	byKey := map[string]string{}
+	for _, s := range sends {
+		if doc, ok := byKey[s.key]; ok && doc != s.doc {
+			w.Errorf("%s and %s were sent with one key, %q: each step of each job needs a key of its own, so a key built from the ID and the index needs a separator", doc, s.doc, s.key)
+		}
+		byKey[s.key] = s.doc
+	}
+	for _, j := range []task.Job{short, long} {
+		for _, st := range j.Steps {
+			if n := w.delivered(st.DocumentID); n != 1 {
+				w.Errorf("%s was delivered %d times, want 1", st.DocumentID, n)
+			}
+		}
+	}
+
+	// Job IDs too long for a provider key (255 bytes at most), which differ
+	// only in their last byte, with the same documents. A key that fits
+	// (a hash of the ID) runs both jobs; a key the provider refuses fails
+	// each job for good. A key cut short to fit makes the second job's
+	// Sends replays of the first's, and its documents are never sent.
+	w.h.Note("two jobs whose IDs are %d bytes long, differ only in their last byte, and send the same documents", len(longID)+1)
+	memos := []task.Step{
+		{DocumentID: "memo-1", Recipient: "ann@example.com", Subject: "please sign"},
+		{DocumentID: "memo-2", Recipient: "ann@example.com", Subject: "please sign"},
+	}
+	ids := []string{longID + "1", longID + "2"}
+	for _, id := range ids {
+		wp.proc.mustSubmit(task.Job{ID: id, Account: "acct", Steps: memos})
+	}
+	for range ids {
+		if err := wp.work(); err != nil {
+			w.Fatalf("Work() on a job with a %d-byte ID = %v, want <nil>: the job ends done, or failed for good when the provider refuses its key", len(ids[0]), err)
+		}
+	}
+	done := 0
+	for i, id := range ids {
+		in := wp.proc.mustInspect(id)
+		switch {
+		case in.State == task.JobDone && in.Step == len(memos):
+			done++
+		case in.State == task.JobDead && in.Reason == task.ReasonPermanent:
+		default:
+			w.Errorf("after Work on the job with the %d-byte ID ending in %d: %s, want done at step %d, or dead with reason %q if the provider refused its key", len(id), i+1, in, len(memos), task.ReasonPermanent)
+		}
+	}
+	for _, s := range memos {
+		if n := w.delivered(s.DocumentID); n != done {
+			w.Errorf("%s was delivered %d times by the two jobs with long IDs, %d of which are done, want %d (once for each done job): each job needs keys of its own, and a key cut short to fit is another job's key", s.DocumentID, n, done, done)
+		}
+	}
 }
+
+// longID is the start of a job ID too long for a provider idempotency key.
+var longID = strings.Repeat("job-with-a-long-id-", 15) + "number-"
 
 // checkLostReply: a provider error that may have committed (a lost reply)
 // or a retryable refusal fails the job for a retry; the retry sends the

@@ -27,10 +27,13 @@ import (
 )
 
 // target is what every case is handed: the lab's constructors and, when
-// the suite runs against a real server, that server.
+// the suite runs against a real server, that server; and the test it was
+// built for (a model case's sequence builds its world from it, in the
+// sequence's bubble).
 type target struct {
 	impl Impl
 	real *realServer
+	t    *testing.T
 }
 
 // realServer is a real Redis server the suite may use (REDIS_ADDR).
@@ -55,18 +58,15 @@ const (
 	redisKind  = "redis"
 )
 
-// both runs check against the memory backend, then (if it passed) against
-// the Redis backend, each in a world of its own.
-func both(check func(w *world)) func(*testing.T, *suites.History, *target) {
+// onBackend runs check against one backend kind, in a world of its own.
+// Lab 10's cases that hold for both backends run once per backend, as two
+// cases of their own (see perBackend), so that a correct memory backend
+// earns its half while the Redis one is unstarted.
+func onBackend(kind string, check func(w *world)) func(*testing.T, *suites.History, *target) {
 	return func(t *testing.T, h *suites.History, tg *target) {
 		t.Helper()
-		for _, kind := range []string{memoryKind, redisKind} {
-			h.Note("=== the %s backend ===", kind)
-			check(newWorld(t, h, tg, kind))
-			if t.Failed() {
-				return
-			}
-		}
+		h.Note("=== the %s backend ===", kind)
+		check(newWorld(t, h, tg, kind))
 	}
 }
 
@@ -324,14 +324,16 @@ var errInjected = errors.New("i/o timeout (a Redis failure injected by the suite
 
 // hook is the suite's go-redis hook on a process's client: it counts the
 // commands the process sends (a pipeline or MULTI/EXEC counts as one), can
-// fail the n-th one before it reaches the server, and can hold each one
-// back (gate) until the case lets it go.
+// fail the n-th one before it reaches the server, or lose its reply after
+// the server carried it out, and can hold each one back (gate) until the
+// case lets it go.
 type hook struct {
 	name   string
 	h      *suites.History
 	sent   atomic.Int64
 	failAt atomic.Int64 // 0: never
-	failed atomic.Bool
+	loseAt atomic.Int64 // 0: never
+	failed atomic.Bool  // a command was failed or its reply lost
 	gate   atomic.Pointer[func(n int64)]
 }
 
@@ -341,7 +343,20 @@ func (k *hook) failNext(n int64) {
 	k.failAt.Store(k.sent.Load() + n)
 }
 
-func (k *hook) before(desc string) error {
+// loseNext makes the k-th command from now on reach the server, which
+// carries it out, and its reply be lost: the process gets errInjected.
+func (k *hook) loseNext(n int64) {
+	k.failed.Store(false)
+	k.loseAt.Store(k.sent.Load() + n)
+}
+
+// disarm cancels a failure or loss armed and not reached.
+func (k *hook) disarm() {
+	k.failAt.Store(0)
+	k.loseAt.Store(0)
+}
+
+func (k *hook) before(desc string) (int64, error) {
 	n := k.sent.Add(1)
 	if g := k.gate.Load(); g != nil {
 		(*g)(n)
@@ -349,9 +364,19 @@ func (k *hook) before(desc string) error {
 	if n == k.failAt.Load() {
 		k.failed.Store(true)
 		k.h.Recordf(k.name, desc, "fails: %v", errInjected)
-		return errInjected
+		return n, errInjected
 	}
-	return nil
+	return n, nil
+}
+
+// after loses the reply to the n-th command if it is the one armed.
+func (k *hook) after(n int64, desc string) error {
+	if n != k.loseAt.Load() {
+		return nil
+	}
+	k.failed.Store(true)
+	k.h.Recordf(k.name, desc, "Redis carries it out, and the reply is lost: %v", errInjected)
+	return errInjected
 }
 
 func (k *hook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -361,11 +386,17 @@ func (k *hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if handshake(cmd) {
 			return next(ctx, cmd)
 		}
-		if err := k.before(cmd.Name()); err != nil {
+		n, err := k.before(cmd.Name())
+		if err != nil {
 			cmd.SetErr(err)
 			return err
 		}
-		return next(ctx, cmd)
+		err = next(ctx, cmd)
+		if lost := k.after(n, cmd.Name()); lost != nil {
+			cmd.SetErr(lost)
+			return lost
+		}
+		return err
 	}
 }
 
@@ -380,13 +411,22 @@ func (k *hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		if all {
 			return next(ctx, cmds)
 		}
-		if err := k.before(strings.Join(names, " ")); err != nil {
+		desc := strings.Join(names, " ")
+		n, err := k.before(desc)
+		if err != nil {
 			for _, c := range cmds {
 				c.SetErr(err)
 			}
 			return err
 		}
-		return next(ctx, cmds)
+		err = next(ctx, cmds)
+		if lost := k.after(n, desc); lost != nil {
+			for _, c := range cmds {
+				c.SetErr(lost)
+			}
+			return lost
+		}
+		return err
 	}
 }
 

@@ -639,6 +639,46 @@ func checkCancelled(t *testing.T, h *suites.History, tg target) {
 			t.Errorf("Read(%q) after a Write cancelled during the KV's %s = %v, %v, %v, want %v, true, nil", resource, op, v, ok, err, want)
 		}
 	}
+
+	// Cancelled while it waits for another Write of the same key: it may
+	// give up at once or when its turn comes, but it writes nothing.
+	arrived, release := s.kv.holdPut(resource, 36)
+	defer release()
+	var heldErr, waitErr error
+	held := suites.Go(func() { heldErr = s.write("worker C", 36, resource, "C's report") })
+	select {
+	case <-arrived:
+	case <-held.Done():
+		t.Fatalf("%s after B's 34 = %v without calling the KV's Put, want it stored", writeCall(36, resource, "C's report"), heldErr)
+	}
+	h.Note("worker C's write has passed its check and is held before it lands; worker D writes the same key")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiting := suites.Go(func() { waitErr = s.Write(ctx, 37, resource, "D's report") })
+	if waiting.Settle() {
+		// It did not wait: check_and_write_are_one_step reports that.
+		h.Record("worker D", writeCall(37, resource, "D's report"), describeErr(waitErr, "accepted")+", without waiting for C's")
+		release()
+		held.Wait()
+		return
+	}
+	h.Note("worker D's Write waits for C's; D's context is cancelled")
+	cancel()
+	waiting.Settle()
+	release()
+	held.Wait()
+	waiting.Wait()
+	h.Record("worker D", writeCall(37, resource, "D's report")+", cancelled while it waited", describeErr(waitErr, "accepted"))
+	if heldErr != nil {
+		t.Errorf("%s = %v, want nil", writeCall(36, resource, "C's report"), heldErr)
+	}
+	if !errors.Is(waitErr, context.Canceled) {
+		t.Errorf("%s, its context cancelled while it waited for another Write of the key = %v, want an error wrapping %v (at once or when its turn comes)", writeCall(37, resource, "D's report"), waitErr, context.Canceled)
+	}
+	want = task.FencedValue{Value: "C's report", Token: 36}
+	if v, ok, err := s.read(resource); err != nil || !ok || v != want {
+		t.Errorf("Read(%q) after a Write cancelled while it waited for the key = %v, %v, %v, want %v, true, nil: a Write whose context ended writes nothing", resource, v, ok, err, want)
+	}
 }
 
 // checkKVFailures fails the store's KV calls. Every failure comes back

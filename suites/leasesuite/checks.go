@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,6 +82,17 @@ func checkLease(t *testing.T, s *target) {
 	s.advanceTo(time.Minute + time.Second)
 	for _, want := range []string{"task-a", "task-b", "task-c", "task-d"} {
 		q.mustLease(t, "w5", want) // the oldest visible task first, by enqueue order
+	}
+	// Sixteen tasks enqueued at one instant: "enqueued first" is the order
+	// of the Enqueue calls, not a timestamp that ties (a map scanned for
+	// the least enqueue time hands them out in map order).
+	ties := make([]string, 16)
+	for i := range ties {
+		ties[i] = fmt.Sprintf("tie-%02d", i)
+	}
+	q.enqueue(t, ties...)
+	for _, want := range ties {
+		q.mustLease(t, "w6", want)
 	}
 }
 
@@ -782,6 +794,7 @@ func checkWorkerPolls(t *testing.T, s *target) {
 	}
 	checkGaps(t, "PollInterval -1s (1s)", calls, time.Second, 10*time.Second)
 	rn.stop()
+
 }
 
 // checkGaps wants Lease calls at least every apart, and at least as many
@@ -814,19 +827,26 @@ func checkWorkerRenews(t *testing.T, s *target) {
 		t.Errorf("the handler's ctx was cancelled at t=%v while the worker should have been renewing its lease", at)
 	}
 	j.done(nil)
-	_, extends, acks, _, _, _ := q.snapshot()
+	calls, extends, acks, _, _, _ := q.snapshot()
 	last := time.Duration(0)
+	if len(calls) > 0 {
+		last = calls[0] // the Lease that granted task-1
+	}
 	for _, e := range extends {
-		if e.err != nil {
-			t.Errorf("Extend at t=%v = %v, want the worker to renew before the lease ends", e.at, e.err)
-			break
+		var why string
+		switch {
+		case e.err != nil:
+			why = fmt.Sprintf("Extend at t=%v = %v, want the worker to renew before the lease ends", e.at, e.err)
+		case e.d != length:
+			why = fmt.Sprintf("Extend(T1, %v) at t=%v, want Extend(T1, %v): renew for the lease's own length (the visibility timeout the queue granted)", e.d, e.at, length)
+		case e.at-last >= length:
+			why = fmt.Sprintf("renewals at t=%v and t=%v: the lease had ended in between (%v)", last, e.at, length)
+		case e.at-last > length/2:
+			why = fmt.Sprintf("the lease was granted or renewed at t=%v and renewed next at t=%v, %v later, want at most %v: renew at the latest when half the lease's length has passed, so that a slow or failed renewal still has time before the lease ends", last, e.at, e.at-last, length/2)
 		}
-		if e.d != length {
-			t.Errorf("Extend(T1, %v) at t=%v, want Extend(T1, %v): renew for the lease's own length (the visibility timeout the queue granted)", e.d, e.at, length)
-			break
-		}
-		if e.at-last >= length {
-			t.Errorf("renewals at t=%v and t=%v: the lease had ended in between (%v)", last, e.at, length)
+		if why != "" {
+			t.Error(why)
+			last = time.Hour // said already
 			break
 		}
 		last = e.at
@@ -850,7 +870,17 @@ func checkWorkerStopsWhenLost(t *testing.T, s *target) {
 		t.Fatal("worker did not start a handler for task-1")
 	}
 	q.set(func(q *refQueue) { q.revokeNext = true })
-	s.advanceTo(30 * time.Second)
+	// The clock moves a second at a time until w1 renews, so that its
+	// handler returns while the lease would still have run had it not been
+	// lost: a worker that forgets the loss then settles with the dead token.
+	s.h.Note("the clock moves a second at a time until w1 renews")
+	for at := time.Second; at < 30*time.Second; at += time.Second {
+		fakeclock.Advance(at - s.now())
+		if _, extends, _, _, _, _ := q.snapshot(); len(extends) > 0 {
+			break
+		}
+	}
+	s.advanceTo(30*time.Second - time.Nanosecond)
 	_, extends, acks, nacks, _, _ := q.snapshot()
 	if len(extends) == 0 {
 		t.Fatalf("the worker did not renew its 30s lease in 30s")
@@ -869,6 +899,14 @@ func checkWorkerStopsWhenLost(t *testing.T, s *target) {
 		early.done(nil)
 	}
 	j.done(context.Canceled)
+	_, _, acks, nacks, _, _ = q.snapshot()
+	for _, c := range append(acks, nacks...) {
+		if c.token == j.lease.Token {
+			t.Errorf("the worker called Ack or Nack with T1 at t=%v, after its cancelled handler returned %v, want neither: the lease was lost before the handler returned, so the task is someone else's whatever the handler says", c.at, context.Canceled)
+			break
+		}
+	}
+	s.advanceTo(30 * time.Second)
 	if r.call.Returned() {
 		t.Errorf("Run returned %v after a lost lease, want it to go on: ErrLeaseLost is not an error of the worker", r.err)
 	} else if again := hs.next(); again == nil {
@@ -946,7 +984,7 @@ func checkWorkerSettles(t *testing.T, s *target) {
 		t.Errorf("handler for task-1 returned nil: the worker called Ack %d and Nack %d times with its token, want Ack once and no Nack", len(a), len(n))
 	}
 	if a, n := settled(acks, jobs["task-2"].lease.Token), settled(nacks, jobs["task-2"].lease.Token); len(a) != 0 || len(n) != 1 || n[0].d != 0 {
-		t.Errorf("handler for task-2 returned an error: the worker's Acks %v and Nacks %v with its token, want no Ack and one Nack with delay 0: a failed task must not be acknowledged, and comes back at once", a, n)
+		t.Errorf("handler for task-2 returned an error: with its token the worker called %s, want no Ack and one Nack with delay 0: a failed task must not be acknowledged, and with no Backoff (nil) it comes back at once", s.calls(a, n))
 	}
 	s.advanceTo(s.now() + time.Second)
 	again := hs.next()
@@ -966,6 +1004,71 @@ func checkWorkerSettles(t *testing.T, s *target) {
 		q.set(func(q *refQueue) { q.nackErr = nil })
 	}
 	r.stop()
+
+	// A worker with a Backoff: each failure is released after the delay
+	// for the attempt that failed. The delays differ per attempt, and do
+	// not grow, so a delay for the wrong attempt shows.
+	backoffs := map[int]time.Duration{1: 10 * time.Second, 2: 25 * time.Second, 3: 5 * time.Second}
+	var asked []int
+	var askedMu sync.Mutex
+	backoff := func(attempt int) time.Duration {
+		askedMu.Lock()
+		asked = append(asked, attempt)
+		askedMu.Unlock()
+		if d, ok := backoffs[attempt]; ok {
+			return d
+		}
+		return time.Hour
+	}
+	s.h.Note("a second worker, whose Backoff gives 10s for attempt 1, 25s for attempt 2 and 5s for attempt 3")
+	qb := s.refQueue(time.Minute, "task-4")
+	hsb := s.handlers()
+	rb := s.startWorker(t, qb, task.WorkerOptions{Name: "w2", Capacity: 1, PollInterval: time.Second, Backoff: backoff}, hsb)
+	j := hsb.next()
+	for attempt := 1; attempt <= 3; attempt++ {
+		if j == nil || j.lease.Task.ID != "task-4" || j.lease.Attempt != attempt {
+			t.Errorf("the worker did not lease task-4 again (attempt %d) once the backoff of its failed attempt %d had passed", attempt, attempt-1)
+			break
+		}
+		failedAt := s.now()
+		j.done(fmt.Errorf("the signing provider is down (handler error, attempt %d)", attempt))
+		_, _, acks, nacks, _, _ := qb.snapshot()
+		want := backoffs[attempt]
+		if a, n := settled(acks, j.lease.Token), settled(nacks, j.lease.Token); len(a) != 0 || len(n) != 1 || n[0].d != want {
+			askedMu.Lock()
+			got := fmt.Sprint(asked)
+			askedMu.Unlock()
+			t.Errorf("handler for task-4 failed on attempt %d: with its token the worker called %s (Backoff called with attempts %s), want no Ack and one Nack with delay %v, Backoff(%d): a failed task is released after the backoff for the attempt that failed", attempt, s.calls(a, n), got, want, attempt)
+			break
+		}
+		if attempt == 3 {
+			break
+		}
+		s.advanceTo(failedAt + want - time.Nanosecond)
+		if early := hsb.next(); early != nil {
+			t.Errorf("the worker leased %s again at t=%v, before the %v backoff of its failed attempt %d had passed", early.lease.Task.ID, s.now(), want, attempt)
+			early.done(nil)
+			break
+		}
+		s.advanceTo(failedAt + want + time.Second) // the next poll, at the latest
+		j = hsb.next()
+	}
+	rb.stop()
+}
+
+// calls renders Acks and Nacks for a message: "Nack(T2, 0s) at t=1s".
+func (s *target) calls(acks, nacks []refCall) string {
+	var out []string
+	for _, c := range acks {
+		out = append(out, fmt.Sprintf("Ack(%s) at t=%v", s.tokens.name(c.token), c.at))
+	}
+	for _, c := range nacks {
+		out = append(out, fmt.Sprintf("Nack(%s, %v) at t=%v", s.tokens.name(c.token), c.d, c.at))
+	}
+	if len(out) == 0 {
+		return "neither Ack nor Nack"
+	}
+	return strings.Join(out, ", ")
 }
 
 func checkWorkerQueueFailure(t *testing.T, s *target) {
@@ -1057,7 +1160,7 @@ func checkWorkerShutdown(t *testing.T, s *target) {
 		released = released || (n.token == jobs["task-2"].lease.Token && n.err == nil && n.d == 0)
 	}
 	if !released {
-		t.Errorf("task-2's handler returned an error when the worker stopped: want it released (Nack with delay 0), so it does not wait out its lease")
+		t.Errorf("task-2's handler returned an error when the worker stopped: want it released (Nack with delay 0: the worker has no Backoff), so it does not wait out its lease")
 	}
 	if !q.acked("task-1") {
 		t.Errorf("task-1's handler returned nil before the worker stopped, and it was not acknowledged")

@@ -862,6 +862,8 @@ func checkResultsVerbatim(t *testing.T, h *suites.History, e *env) {
 		{`fp "quoted" {json}`, `{"status": "signed", "path": "C:\\docs\\44"}`},
 		{"fp:nul\x00byte", "result\x00with a NUL"},
 		{"fp:ünïcödé ✓", "signé ✓ 😀"},
+		{"fp:\xff\xfe", "signed \xff\xfe (not UTF-8)"},
+		{"\xff", "\ufffd"},
 		{" 3 x", " pending x 3 abc"},
 		{"", "done"},
 		{"fp:big", big},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"runtime"
 	"sort"
 	"strconv"
@@ -37,6 +38,7 @@ type target struct {
 // parameters.
 type store interface {
 	Claim(ctx context.Context, tenant, key, fingerprint string) (any, error)
+	ClaimRecord(ctx context.Context, tenant, key, fingerprint string) (any, recordView, error)
 	Complete(ctx context.Context, c any, result string) error
 	Release(ctx context.Context, c any) error
 	Do(ctx context.Context, tenant, key, fingerprint string, work func(ctx context.Context) (string, error)) (string, error)
@@ -47,6 +49,38 @@ type erased[C, R any] struct{ s Store[C, R] }
 func (e erased[C, R]) Claim(ctx context.Context, tenant, key, fingerprint string) (any, error) {
 	c, _, err := e.s.Claim(ctx, tenant, key, fingerprint)
 	return c, err
+}
+
+// recordView is what the suite can read of a lab's Record (by the fields
+// the lab's README names): known is false when R has no such fields.
+type recordView struct {
+	known  bool
+	done   bool
+	result string
+}
+
+func (e erased[C, R]) ClaimRecord(ctx context.Context, tenant, key, fingerprint string) (any, recordView, error) {
+	c, r, err := e.s.Claim(ctx, tenant, key, fingerprint)
+	return c, viewOf(r), err
+}
+
+// viewOf reads a Record's Done and Result fields.
+func viewOf(r any) recordView {
+	v := reflect.ValueOf(r)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return recordView{known: true}
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return recordView{}
+	}
+	done, result := v.FieldByName("Done"), v.FieldByName("Result")
+	if !done.IsValid() || done.Kind() != reflect.Bool || !result.IsValid() || result.Kind() != reflect.String {
+		return recordView{}
+	}
+	return recordView{known: true, done: done.Bool(), result: result.String()}
 }
 
 func (e erased[C, R]) Complete(ctx context.Context, c any, result string) error {
@@ -294,7 +328,7 @@ func shortErr(err error) string {
 	if err == nil {
 		return "<nil>"
 	}
-	return clip(err.Error(), 160)
+	return clip(strings.ReplaceAll(err.Error(), "\n", "; "), 160)
 }
 
 func clip(s string, n int) string {
@@ -355,6 +389,8 @@ type proc struct {
 	onCrash   atomic.Pointer[func()] // called once, at the crash, in the process's goroutine
 	gate      atomic.Pointer[gateFunc]
 	failAt    atomic.Int64  // 0: never; n: the n-th command fails with errInjected, once
+	loseAt    atomic.Int64  // 0: never; n: the n-th command takes effect, and its reply is lost
+	dropRead  atomic.Bool   // the next read from the server fails and breaks its connection
 	failed    atomic.Bool   // a command was failed because of failAt
 	dials     atomic.Int64  // dials refused while the server was away
 	refused   atomic.Int64  // commands refused after a crash
@@ -422,7 +458,7 @@ func (p *proc) dialer(ctx context.Context, network, addr string) (net.Conn, erro
 		return nil, errServerGone
 	}
 	p.conns = append(p.conns, c)
-	return c, nil
+	return &lossyConn{Conn: c, p: p}, nil
 }
 
 // cut takes the server away from the process: open connections drop and
@@ -463,10 +499,14 @@ func (p *proc) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if setup(cmd) {
 			return next(ctx, cmd)
 		}
-		if err := p.before(p.e.describeCmds(cmd)); err != nil {
+		desc := p.e.describeCmds(cmd)
+		n, err := p.before(desc)
+		if err != nil {
 			cmd.SetErr(err)
 			return err
 		}
+		p.lose(n, desc)
+		defer p.dropRead.Store(false)
 		return next(ctx, cmd)
 	}
 }
@@ -482,12 +522,16 @@ func (p *proc) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		if all {
 			return next(ctx, cmds)
 		}
-		if err := p.before(p.e.describeCmds(cmds...)); err != nil {
+		desc := p.e.describeCmds(cmds...)
+		n, err := p.before(desc)
+		if err != nil {
 			for _, c := range cmds {
 				c.SetErr(err)
 			}
 			return err
 		}
+		p.lose(n, desc)
+		defer p.dropRead.Store(false)
 		return next(ctx, cmds)
 	}
 }
@@ -502,7 +546,45 @@ func setup(cmd redis.Cmder) bool {
 	return false
 }
 
-func (p *proc) before(desc string) error {
+// lose arms the connection to drop, if the n-th command's reply is to be
+// lost (loseAt): the command reaches the server, which carries it out,
+// and the connection breaks before the reply is read, as when the network
+// fails at that moment. The process gets errInjected, and the broken
+// connection (with whatever state the server kept for it, a WATCH) is
+// gone, as it would be.
+func (p *proc) lose(n int64, desc string) {
+	if at := p.loseAt.Load(); at == 0 || n != at {
+		return
+	}
+	p.failed.Store(true)
+	p.dropRead.Store(true)
+	p.e.h.Recordf(p.name, "sends "+desc, "Redis carries it out, but the connection drops before the reply: %v", errInjected)
+}
+
+// lossyConn is a connection to the server that can drop before a reply
+// (proc.lose).
+type lossyConn struct {
+	net.Conn
+	p *proc
+}
+
+func (c *lossyConn) Read(b []byte) (int, error) {
+	if c.p.dropRead.CompareAndSwap(true, false) {
+		_ = c.Conn.Close()
+		return 0, errInjected
+	}
+	return c.Conn.Read(b)
+}
+
+// loseNext arms the process so that the reply to the k-th command it sends
+// from now on is lost after the server carried the command out, and clears
+// the record of an earlier failure.
+func (p *proc) loseNext(k int64) {
+	p.failed.Store(false)
+	p.loseAt.Store(p.sent.Load() + k)
+}
+
+func (p *proc) before(desc string) (int64, error) {
 	n := p.sent.Add(1)
 	if at := p.crashAt.Load(); at > 0 && n > at {
 		if !p.crashed.Swap(true) {
@@ -514,7 +596,7 @@ func (p *proc) before(desc string) error {
 		if p.refused.Add(1) >= 50 {
 			p.stormOnce.Do(func() { close(p.storm) })
 		}
-		return errCrashed
+		return n, errCrashed
 	}
 	if at := p.failAt.Load(); at > 0 && n == at {
 		p.failed.Store(true)
@@ -522,7 +604,7 @@ func (p *proc) before(desc string) error {
 		p.cmds = append(p.cmds, desc+" (failed by the suite)")
 		p.mu.Unlock()
 		p.e.h.Recordf(p.name, "sends "+desc, "fails: %v", errInjected)
-		return errInjected
+		return n, errInjected
 	}
 	p.mu.Lock()
 	p.cmds = append(p.cmds, desc)
@@ -530,7 +612,7 @@ func (p *proc) before(desc string) error {
 	if g := p.gate.Load(); g != nil {
 		(*g)(n, desc)
 	}
-	return nil
+	return n, nil
 }
 
 // describeCmds renders commands for the timeline: "SET idem:acme:k1 … NX PX

@@ -618,24 +618,31 @@ func checkDeadline(t *testing.T, h *suites.History, tg target) {
 	})
 
 	// No Timeout and no context deadline: no deadline at all, however long
-	// the waits. Virtual time is free, so the waits run to days.
-	part(t, h, func() {
-		h.Note("no Policy.Timeout, no context deadline; MaxAttempts = 8, Base = 1h, Cap = 48h, the largest draw: the waits add up to more than four days")
-		cfg := Config[any]{MaxAttempts: 8, Base: time.Hour, Cap: 48 * time.Hour, Rand: rand.New(maxDraws)}
-		c := &caller{h: h, actor: "caller", r: tg.policy(cfg), script: failThenSucceed(7, unavailable0)}
-		o := c.do(t, context.Background())
-		if !requireAttempts(t, "no deadline", o) {
-			return
-		}
-		want := []time.Duration{0, time.Hour, 3 * time.Hour, 7 * time.Hour, 15 * time.Hour, 31 * time.Hour, 63 * time.Hour, 111 * time.Hour}
-		var got []time.Duration
-		for _, a := range o.attempts {
-			got = append(got, a.at)
-		}
-		if o.err != nil || !slices.Equal(got, want) {
-			t.Errorf("with no deadline, Do = %v with attempts at %v, want nil with attempts at %v: Timeout = 0 means no limit other than the context's deadline, and the context has none", o.err, got, want)
-		}
-	})
+	// the waits. Virtual time is free, so the waits run to days. A negative
+	// Timeout is no limit either, like 0, not a deadline already past.
+	for _, timeout := range []time.Duration{0, -time.Second} {
+		part(t, h, func() {
+			name := "no Policy.Timeout"
+			if timeout != 0 {
+				name = fmt.Sprintf("Policy.Timeout = %v", timeout)
+			}
+			h.Note("%s, no context deadline; MaxAttempts = 8, Base = 1h, Cap = 48h, the largest draw: the waits add up to more than four days", name)
+			cfg := Config[any]{MaxAttempts: 8, Base: time.Hour, Cap: 48 * time.Hour, Timeout: timeout, Rand: rand.New(maxDraws)}
+			c := &caller{h: h, actor: "caller", r: tg.policy(cfg), script: failThenSucceed(7, unavailable0)}
+			o := c.do(t, context.Background())
+			if !requireAttempts(t, name, o) {
+				return
+			}
+			want := []time.Duration{0, time.Hour, 3 * time.Hour, 7 * time.Hour, 15 * time.Hour, 31 * time.Hour, 63 * time.Hour, 111 * time.Hour}
+			var got []time.Duration
+			for _, a := range o.attempts {
+				got = append(got, a.at)
+			}
+			if o.err != nil || !slices.Equal(got, want) {
+				t.Errorf("with %s and no context deadline, Do = %v with attempts at %v, want nil with attempts at %v: a Timeout of zero or less means no limit other than the context's deadline, and the context has none", name, o.err, got, want)
+			}
+		})
+	}
 }
 
 // withDeadline returns a context that ends d from now, or one that never
@@ -831,6 +838,30 @@ func checkCancel(t *testing.T, h *suites.History, tg target) {
 			}
 		})
 	}
+
+	// The caller gives up during an attempt that then succeeds: the work
+	// is done, so Do says so, and the success puts its token back.
+	part(t, h, func() {
+		h.Note("cancel during an attempt that succeeds: the caller gives up while attempt 1 is in flight, which then answers 200 OK; a budget of 5 tokens, one of them spent")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		b := tg.newBudget(5)
+		budgetOf(t, b).Withdraw()
+		c := &caller{h: h, actor: "caller", r: tg.policy(Config[any]{MaxAttempts: 5, Base: 10 * time.Second, Cap: time.Minute, Rand: seeded(seed, 4), Budget: b}), script: func(_ context.Context, k int) error {
+			cancel()
+			return nil
+		}}
+		o := c.do(t, ctx)
+		if !requireAttempts(t, "cancel during an attempt that succeeds", o) {
+			return
+		}
+		if n := len(o.attempts); n != 1 || o.err != nil {
+			t.Errorf("the caller cancelled during attempt 1, which then succeeded, and Do = %v after %d attempts, want nil after 1: an attempt that succeeded is a success, whatever happened to the context meanwhile", o.err, n)
+		}
+		if n := tokens(t, b); n != 5 {
+			t.Errorf("the caller cancelled during attempt 1, which then succeeded, and the budget holds %d tokens afterwards, want 5: a successful attempt puts one token back, even when the context is done by then", n)
+		}
+	})
 
 	// A context that is done before Do is called: cancelled, or past its
 	// deadline (a day ago, as far as the caller is concerned).
@@ -1235,6 +1266,20 @@ func checkBudgetAccounting(t *testing.T, h *suites.History, tg target) {
 		o := c.do(t, context.Background())
 		if !errors.Is(o.err, context.DeadlineExceeded) || !errors.Is(o.err, o.last()) {
 			t.Errorf("with an empty budget and a Retry-After past the deadline, Do(...) = %v, want an error wrapping context.DeadlineExceeded and the 429: the deadline is checked before the budget", o.err)
+		}
+	})
+
+	// A negative capacity counts as 0: a budget that pays for no retry,
+	// never a negative count of tokens.
+	part(t, h, func() {
+		h.Note("NewBudget(-3): an empty budget")
+		b := budgetOf(t, tg.newBudget(-3))
+		if n := b.Tokens(); n != 0 {
+			t.Errorf("NewBudget(-3).Tokens() = %d, want 0: a negative capacity counts as 0", n)
+		}
+		b.Deposit()
+		if ok, n := b.Withdraw(), b.Tokens(); ok || n != 0 {
+			t.Errorf("NewBudget(-3), then Deposit and Withdraw: Withdraw() = %v, Tokens() = %d, want false and 0: a negative capacity counts as 0, and a Deposit never fills a budget above its capacity", ok, n)
 		}
 	})
 

@@ -133,9 +133,15 @@ func (q *Queue) Submit(ctx context.Context, tenant, key string, job Task) error 
 			return fmt.Errorf("actor: %w", refused)
 		}
 		if deadline == nil {
-			t := time.NewTimer(q.maxWait)
-			defer t.Stop()
-			deadline = t.C
+			if d, ok := ctx.Deadline(); ok && !d.After(time.Now().Add(q.maxWait)) {
+				// The context's deadline comes first, or at the same
+				// instant, and then it wins: no MaxWait timer at all.
+				deadline = make(chan time.Time)
+			} else {
+				t := time.NewTimer(q.maxWait)
+				defer t.Stop()
+				deadline = t.C
+			}
 		}
 		select {
 		case <-room:

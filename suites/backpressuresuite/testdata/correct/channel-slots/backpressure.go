@@ -115,7 +115,9 @@ func (q *Queue) Submit(ctx context.Context, tenant, key string, job Task) error 
 	}
 	wait := q.opts.MaxWait > 0
 	var timeout <-chan time.Time
-	if wait {
+	if d, ok := ctx.Deadline(); wait && ok && !d.After(time.Now().Add(q.opts.MaxWait)) {
+		timeout = make(chan time.Time) // the context's deadline ends the wait, on a tie too
+	} else if wait {
 		t := time.NewTimer(q.opts.MaxWait)
 		defer t.Stop()
 		timeout = t.C

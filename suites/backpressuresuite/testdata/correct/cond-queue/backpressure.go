@@ -136,9 +136,9 @@ func (q *Queue) Submit(ctx context.Context, tenant, key string, job Task) error 
 			defer t.Stop()
 			stop := context.AfterFunc(ctx, q.wakeAll)
 			defer stop()
-		} else if ctx.Err() != nil {
+		} else if err := ctxDone(ctx); err != nil {
 			q.mu.Unlock()
-			return fmt.Errorf("submit: %w", ctx.Err())
+			return fmt.Errorf("submit: %w", err)
 		} else if !time.Now().Before(deadline) {
 			q.rejected++
 			q.mu.Unlock()
@@ -161,6 +161,19 @@ func (q *Queue) Submit(ctx context.Context, tenant, key string, job Task) error 
 	q.mu.Lock()
 	q.jobs = append(q.jobs, Admitted{Tenant: tenant, Key: key, Job: job, Enqueued: time.Now()})
 	q.mu.Unlock()
+	return nil
+}
+
+// ctxDone returns ctx's error, or context.DeadlineExceeded once its
+// deadline has passed even if its own timer has not cancelled it yet: when
+// MaxWait ends at the same instant, the context's deadline wins.
+func ctxDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
 	return nil
 }
 

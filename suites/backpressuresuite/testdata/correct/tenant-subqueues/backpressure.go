@@ -164,6 +164,11 @@ func (q *Queue) Submit(ctx context.Context, tenant, key string, job Task) error 
 		select {
 		case <-w:
 		case <-timeout:
+			if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+				// MaxWait and the context's deadline end together: the
+				// context's wins, whichever channel select picked.
+				return fmt.Errorf("submit %s: %w", key, context.DeadlineExceeded)
+			}
 			expired = true // one last look: refused unless a place is free
 		case <-ctx.Done():
 			return fmt.Errorf("submit %s: %w", key, ctx.Err())

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // Store keeps one checkpoint per task in a KV. One goroutine owns every
@@ -50,7 +51,7 @@ func (s *Store) commit(ctx context.Context, cp Checkpoint) error {
 	if found && cp.Token < cur.Token {
 		return fmt.Errorf("commit %q: token %d below %d: %w", cp.TaskID, cp.Token, cur.Token, ErrStaleToken)
 	}
-	if err := s.kv.Put(ctx, cp); err != nil {
+	if err := s.kv.Put(ctx, withOwnValues(cp)); err != nil {
 		return fmt.Errorf("commit %q: write: %w", cp.TaskID, err)
 	}
 	return nil
@@ -74,6 +75,7 @@ func (s *Store) Load(ctx context.Context, taskID string) (Checkpoint, bool, erro
 		return Checkpoint{}, false, fmt.Errorf("load %q: %w", taskID, err)
 	}
 	cp, ok, err := s.kv.Get(ctx, taskID)
+	cp = withOwnValues(cp)
 	if err != nil {
 		return Checkpoint{}, false, fmt.Errorf("load %q: %w", taskID, err)
 	}
@@ -96,4 +98,11 @@ func (s *Store) Commit(ctx context.Context, cp Checkpoint) error {
 		return fmt.Errorf("commit %q: store closed", cp.TaskID)
 	}
 	return <-req.reply
+}
+
+// withOwnValues returns cp with a Values slice of its own: the KV may keep
+// the slice it is given and hand it out again, so the store copies.
+func withOwnValues(cp Checkpoint) Checkpoint {
+	cp.Values = slices.Clone(cp.Values)
+	return cp
 }

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -32,6 +33,7 @@ func (s *Store) Load(ctx context.Context, taskID string) (Checkpoint, bool, erro
 		return Checkpoint{}, false, err
 	}
 	cp, ok, err := s.kv.Get(ctx, taskID)
+	cp = withOwnValues(cp)
 	if err != nil {
 		return Checkpoint{}, false, fmt.Errorf("actor store: %w", err)
 	}
@@ -55,5 +57,12 @@ func (s *Store) Commit(ctx context.Context, cp Checkpoint) error {
 	if cp.Token < cur.Token {
 		return fmt.Errorf("actor store: token %d < %d: %w", cp.Token, cur.Token, ErrStaleToken)
 	}
-	return s.kv.Put(ctx, cp)
+	return s.kv.Put(ctx, withOwnValues(cp))
+}
+
+// withOwnValues returns cp with a Values slice of its own: the KV may keep
+// the slice it is given and hand it out again, so the store copies.
+func withOwnValues(cp Checkpoint) Checkpoint {
+	cp.Values = slices.Clone(cp.Values)
+	return cp
 }

@@ -44,6 +44,7 @@ func (s *Store) Load(ctx context.Context, taskID string) (Checkpoint, bool, erro
 		return Checkpoint{}, false, fmt.Errorf("checkpoint store: load %s: %w", taskID, ctx.Err())
 	}
 	cp, ok, err := s.kv.Get(ctx, taskID)
+	cp = withOwnValues(cp)
 	if err != nil {
 		return Checkpoint{}, false, fmt.Errorf("checkpoint store: load %s: %w", taskID, err)
 	}
@@ -69,11 +70,18 @@ func (s *Store) Commit(ctx context.Context, cp Checkpoint) error {
 		return fmt.Errorf("checkpoint store: commit %s: token %d, task at %d: %w", cp.TaskID, cp.Token, cur.Token, ErrStaleToken)
 	}
 	cp.Values = slices.Clone(cp.Values)
-	if err := s.kv.Put(ctx, cp); err != nil {
+	if err := s.kv.Put(ctx, withOwnValues(cp)); err != nil {
 		return fmt.Errorf("checkpoint store: commit %s: %w", cp.TaskID, err)
 	}
 	s.logMu.Lock()
 	s.log = append(s.log, cp)
 	s.logMu.Unlock()
 	return nil
+}
+
+// withOwnValues returns cp with a Values slice of its own: the KV may keep
+// the slice it is given and hand it out again, so the store copies.
+func withOwnValues(cp Checkpoint) Checkpoint {
+	cp.Values = slices.Clone(cp.Values)
+	return cp
 }

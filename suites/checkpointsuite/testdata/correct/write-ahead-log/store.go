@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // Store is an actor: one goroutine runs every Load and Commit in turn, so
@@ -44,7 +45,7 @@ func (s *Store) Load(ctx context.Context, taskID string) (cp Checkpoint, ok bool
 	if err := ctx.Err(); err != nil {
 		return Checkpoint{}, false, err
 	}
-	s.do(func() { cp, ok, err = s.kv.Get(ctx, taskID) })
+	s.do(func() { cp, ok, err = s.kv.Get(ctx, taskID); cp = withOwnValues(cp) })
 	if err != nil {
 		return Checkpoint{}, false, fmt.Errorf("wal store: load: %w", err)
 	}
@@ -64,8 +65,15 @@ func (s *Store) Commit(ctx context.Context, cp Checkpoint) (err error) {
 		case cp.Token == 0 || cp.Token < cur.Token:
 			err = fmt.Errorf("wal store: token %d, task has %d: %w", cp.Token, cur.Token, ErrStaleToken)
 		default:
-			err = s.kv.Put(ctx, cp)
+			err = s.kv.Put(ctx, withOwnValues(cp))
 		}
 	})
 	return err
+}
+
+// withOwnValues returns cp with a Values slice of its own: the KV may keep
+// the slice it is given and hand it out again, so the store copies.
+func withOwnValues(cp Checkpoint) Checkpoint {
+	cp.Values = slices.Clone(cp.Values)
+	return cp
 }

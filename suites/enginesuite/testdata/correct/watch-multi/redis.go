@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -87,13 +87,10 @@ func (r *Redis) Submit(ctx context.Context, j Job) (bool, error) {
 	if err := validJob(j); err != nil {
 		return false, err
 	}
-	body, err := json.Marshal(j)
-	if err != nil {
-		return false, err
-	}
+	body := netstrings(j)
 	key := r.jobKey(j.ID)
 	var created bool
-	err = r.optimistic(ctx, func(tx *goredis.Tx) error {
+	err := r.optimistic(ctx, func(tx *goredis.Tx) error {
 		created = false
 		// Every outcome, a refusal too, ends with an EXEC: the job and the
 		// count are two reads, and only an EXEC under WATCH proves that
@@ -196,8 +193,8 @@ func (r *Redis) Lease(ctx context.Context, worker string) (Lease, error) {
 			if err != nil {
 				return err
 			}
-			var j Job
-			if err := json.Unmarshal([]byte(rec.body), &j); err != nil {
+			j, err := fromNetstrings(rec.body)
+			if err != nil {
 				return err
 			}
 			out = Lease{Job: j, Token: Token(token), Worker: worker, Delivery: rec.deliveries + 1, Step: rec.step, Expires: expires}
@@ -296,7 +293,7 @@ func (r *Redis) Inspect(ctx context.Context, id string) (Info, error) {
 		return Info{}, fmt.Errorf("inspect %q: %w", id, ErrUnknownJob)
 	}
 	var in Info
-	if err := json.Unmarshal([]byte(rec.body), &in.Job); err != nil {
+	if in.Job, err = fromNetstrings(rec.body); err != nil {
 		return Info{}, err
 	}
 	in.State, in.Deliveries, in.Step, in.Token = State(rec.state), rec.deliveries, rec.step, Token(rec.token)
@@ -305,4 +302,42 @@ func (r *Redis) Inspect(ctx context.Context, id string) (Info, error) {
 	}
 	in.LastError, in.Reason = rec.lasterr, task.DeadLetterReason(rec.reason)
 	return in, nil
+}
+
+// netstrings writes a job as netstrings ("<length>:<bytes>,"): the ID, the
+// account, then three per step. Any bytes come back exactly, and the same
+// job is always the same text.
+func netstrings(j Job) string {
+	var b strings.Builder
+	put := func(s string) { fmt.Fprintf(&b, "%d:%s,", len(s), s) }
+	put(j.ID)
+	put(j.Account)
+	for _, st := range j.Steps {
+		put(st.DocumentID)
+		put(st.Recipient)
+		put(st.Subject)
+	}
+	return b.String()
+}
+
+// fromNetstrings reads what netstrings wrote.
+func fromNetstrings(s string) (Job, error) {
+	var fields []string
+	for s != "" {
+		n, rest, ok := strings.Cut(s, ":")
+		size, err := strconv.Atoi(n)
+		if !ok || err != nil || size < 0 || len(rest) < size+1 || rest[size] != ',' {
+			return Job{}, fmt.Errorf("bad job record at %q", s)
+		}
+		fields = append(fields, rest[:size])
+		s = rest[size+1:]
+	}
+	if len(fields) < 2 || (len(fields)-2)%3 != 0 {
+		return Job{}, fmt.Errorf("bad job record: %d fields", len(fields))
+	}
+	j := Job{ID: fields[0], Account: fields[1]}
+	for f := fields[2:]; len(f) > 0; f = f[3:] {
+		j.Steps = append(j.Steps, Step{DocumentID: f[0], Recipient: f[1], Subject: f[2]})
+	}
+	return j, nil
 }

@@ -131,7 +131,11 @@ func (w *Worker) one(ctx context.Context, l Lease) error {
 	if handled == nil {
 		err = w.q.Ack(sctx, l.Token)
 	} else {
-		err = w.q.Nack(sctx, l.Token, 0)
+		var delay time.Duration // R15: the Backoff for this attempt (added by the kit when R15 changed)
+		if w.opts.Backoff != nil {
+			delay = w.opts.Backoff(l.Attempt)
+		}
+		err = w.q.Nack(sctx, l.Token, delay)
 	}
 	if err != nil && !errors.Is(err, ErrLeaseLost) {
 		return fmt.Errorf("settle: %w", err)

@@ -21,13 +21,14 @@ type Worker struct {
 	name     string
 	capacity int
 	poll     time.Duration
+	backoff  func(attempt int) time.Duration
 	handle   Handler
 }
 
 // NewWorker returns a worker named opts.Name that takes tasks from q and
 // runs handle on each.
 func NewWorker(q LeaseQueue, opts WorkerOptions, handle Handler) *Worker {
-	return &Worker{queue: q, name: opts.Name, capacity: max(opts.Capacity, 1), poll: cmpDur(opts.PollInterval, time.Second), handle: handle}
+	return &Worker{queue: q, name: opts.Name, capacity: max(opts.Capacity, 1), poll: cmpDur(opts.PollInterval, time.Second), backoff: opts.Backoff, handle: handle}
 }
 
 func cmpDur(d, def time.Duration) time.Duration {
@@ -135,7 +136,11 @@ func (w *Worker) settle(ctx context.Context, l Lease, handled error) error {
 	if handled == nil {
 		err = w.queue.Ack(ctx, l.Token)
 	} else {
-		err = w.queue.Nack(ctx, l.Token, 0)
+		var delay time.Duration // R15: the Backoff for this attempt (added by the kit when R15 changed)
+		if w.backoff != nil {
+			delay = w.backoff(l.Attempt)
+		}
+		err = w.queue.Nack(ctx, l.Token, delay)
 	}
 	if err == nil || errors.Is(err, ErrLeaseLost) {
 		return nil

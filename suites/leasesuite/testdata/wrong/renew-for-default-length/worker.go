@@ -16,6 +16,7 @@ type Worker struct {
 	name     string
 	capacity int
 	poll     time.Duration
+	backoff  func(attempt int) time.Duration
 	handle   Handler
 }
 
@@ -24,7 +25,7 @@ type Worker struct {
 // (zero or less means 1); opts.PollInterval is how long it waits after the
 // queue had no visible task (zero or less means one second).
 func NewWorker(q LeaseQueue, opts WorkerOptions, handle Handler) *Worker {
-	w := &Worker{queue: q, name: opts.Name, capacity: opts.Capacity, poll: opts.PollInterval, handle: handle}
+	w := &Worker{queue: q, name: opts.Name, capacity: opts.Capacity, poll: opts.PollInterval, backoff: opts.Backoff, handle: handle}
 	if w.capacity <= 0 {
 		w.capacity = 1
 	}
@@ -175,7 +176,11 @@ func (w *Worker) settle(ctx context.Context, l Lease, handled error) error {
 	if handled == nil {
 		err = w.queue.Ack(ctx, l.Token)
 	} else {
-		op, err = "nack", w.queue.Nack(ctx, l.Token, 0)
+		var delay time.Duration // R15: the Backoff for this attempt (added by the kit when R15 changed)
+		if w.backoff != nil {
+			delay = w.backoff(l.Attempt)
+		}
+		op, err = "nack", w.queue.Nack(ctx, l.Token, delay)
 	}
 	if err == nil || errors.Is(err, ErrLeaseLost) {
 		return nil

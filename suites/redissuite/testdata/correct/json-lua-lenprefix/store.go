@@ -68,8 +68,8 @@ type Record struct {
 type record struct {
 	State       string `json:"state"` // "pending" or "done"
 	Token       string `json:"token"`
-	Fingerprint string `json:"fp"`
-	Result      string `json:"result,omitempty"`
+	Fingerprint []byte `json:"fp"`               // []byte: JSON keeps its bytes exactly (base64)
+	Result      []byte `json:"result,omitempty"` // a string field would turn invalid UTF-8 into U+FFFD
 }
 
 func validate(tenant, key string) error {
@@ -104,7 +104,7 @@ func (s *Store) Claim(ctx context.Context, tenant, key, fingerprint string) (Cla
 		return Claim{}, Record{}, fmt.Errorf("claim: token: %w", err)
 	}
 	rk := s.redisKey(tenant, key)
-	val, _ := json.Marshal(record{State: "pending", Token: tok, Fingerprint: fingerprint})
+	val, _ := json.Marshal(record{State: "pending", Token: tok, Fingerprint: []byte(fingerprint)})
 	ok, err := s.rdb.SetNX(ctx, rk, val, s.opts.ClaimTTL).Result()
 	if err != nil {
 		return Claim{}, Record{}, fmt.Errorf("claim %s: set nx: %w", rk, err)
@@ -124,11 +124,11 @@ func (s *Store) Claim(ctx context.Context, tenant, key, fingerprint string) (Cla
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return Claim{}, Record{}, fmt.Errorf("claim %s: decode: %w", rk, err)
 	}
-	if r.Fingerprint != fingerprint {
+	if string(r.Fingerprint) != fingerprint {
 		return Claim{}, Record{}, fmt.Errorf("claim %s: %w", rk, ErrFingerprintMismatch)
 	}
 	if r.State == "done" {
-		return Claim{}, Record{Done: true, Result: r.Result}, nil
+		return Claim{}, Record{Done: true, Result: string(r.Result)}, nil
 	}
 	return Claim{}, Record{}, fmt.Errorf("claim %s: %w", rk, ErrInProgress)
 }
@@ -156,7 +156,7 @@ func (s *Store) Complete(ctx context.Context, c Claim, result string) error {
 		return err
 	}
 	rk := s.redisKey(c.Tenant, c.Key)
-	val, _ := json.Marshal(record{State: "done", Token: c.Token, Fingerprint: c.Fingerprint, Result: result})
+	val, _ := json.Marshal(record{State: "done", Token: c.Token, Fingerprint: []byte(c.Fingerprint), Result: []byte(result)})
 	n, err := completeScript.Run(ctx, s.rdb, []string{rk}, c.Token, string(val), s.opts.Retention.Milliseconds()).Int()
 	if err != nil {
 		return fmt.Errorf("complete %s: %w", rk, err)
@@ -188,7 +188,7 @@ func (s *Store) Do(ctx context.Context, tenant, key, fingerprint string, work fu
 		return "", err
 	}
 	if rec.Done {
-		return rec.Result, nil
+		return string(rec.Result), nil
 	}
 	v, werr := work(ctx)
 	if werr != nil {

@@ -1,0 +1,30 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var _ = errors.Is
+var _ = fmt.Sprint
+var _ = time.Second
+var _ = fakeclock.Now
+
+func val(v string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return v, nil }
+}
+
+func TestProbeDeadlineFailureReleases(t *testing.T) {
+	s := New()
+	s.Do(context.Background(), "k", func(context.Context) (string, error) {
+		return "", fmt.Errorf("call provider: %w", context.DeadlineExceeded)
+	})
+	if v, err := s.Do(context.Background(), "k", val("second")); v != "second" || err != nil {
+		t.Fatalf("after a deadline failure: %q, %v", v, err)
+	}
+}

@@ -1,0 +1,70 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/fourth-outcome/labkit/fakeclock"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+var _ = errors.New
+var _ = strings.Repeat
+var _ = time.Second
+var _ *miniredis.Miniredis
+var _ goredis.Hook
+
+func okWork(v string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return v, nil }
+}
+
+// failAfter is a go-redis hook that lets n commands through and fails every
+// later one with errCrash, as if the process died after its n-th command.
+type failAfter struct {
+	n    int
+	seen int
+	err  error
+}
+
+var errCrash = errors.New("probe: process crashed")
+
+func (h *failAfter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (h *failAfter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		h.seen++
+		if h.seen > h.n {
+			e := h.err
+			if e == nil {
+				e = errCrash
+			}
+			cmd.SetErr(e)
+			return e
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *failAfter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+func TestProbeLimitsCountBytes(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		m, c := fakeclock.StartRedis(t)
+		s := New(c, Options{Prefix: "p:"})
+		ctx := context.Background()
+		key := strings.Repeat("😀", 65)
+		if _, _, err := s.Claim(ctx, "t", key, "fp"); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("260-byte key: %v, want ErrInvalidKey", err)
+		}
+		if _, _, err := s.Claim(ctx, strings.Repeat("é", 65), "k", "fp"); !errors.Is(err, ErrInvalidKey) {
+			t.Errorf("130-byte tenant: %v, want ErrInvalidKey", err)
+		}
+		if len(m.Keys()) != 0 {
+			t.Errorf("wrote %v", m.Keys())
+		}
+	})
+}

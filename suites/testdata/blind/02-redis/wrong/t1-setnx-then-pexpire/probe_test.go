@@ -1,0 +1,69 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/fourth-outcome/labkit/fakeclock"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+var _ = errors.New
+var _ = strings.Repeat
+var _ = time.Second
+var _ *miniredis.Miniredis
+var _ goredis.Hook
+
+func okWork(v string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) { return v, nil }
+}
+
+// failAfter is a go-redis hook that lets n commands through and fails every
+// later one with errCrash, as if the process died after its n-th command.
+type failAfter struct {
+	n    int
+	seen int
+	err  error
+}
+
+var errCrash = errors.New("probe: process crashed")
+
+func (h *failAfter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (h *failAfter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		h.seen++
+		if h.seen > h.n {
+			e := h.err
+			if e == nil {
+				e = errCrash
+			}
+			cmd.SetErr(e)
+			return e
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *failAfter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+func TestProbeCrashLeavesTTL(t *testing.T) {
+	for n := 1; n <= 4; n++ {
+		fakeclock.Run(t, func(t *testing.T) {
+			m, _ := fakeclock.StartRedis(t)
+			c := fakeclock.NewClient(t, m)
+			c.AddHook(&failAfter{n: n})
+			s := New(c, Options{Prefix: "p:"})
+			s.Do(context.Background(), "t", "k", "fp", okWork("v"))
+			for _, k := range m.Keys() {
+				if m.TTL(k) <= 0 {
+					t.Errorf("crash after command %d: key %q has no TTL", n, k)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,105 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var _ = errors.New
+var _ = fmt.Sprint
+var _ sync.Mutex
+
+func mustQueue(t *testing.T, vt time.Duration, ids ...string) *Queue {
+	q, err := New(Options{VisibilityTimeout: vt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := q.Enqueue(context.Background(), Task{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return q
+}
+
+// recQueue wraps a LeaseQueue and records the worker's calls.
+type recQueue struct {
+	LeaseQueue
+	mu      sync.Mutex
+	leases  int
+	extends []time.Duration
+	acks    []LeaseToken
+	nacks   []LeaseToken
+	extend  func(LeaseToken, time.Duration) (Lease, error, bool)
+}
+
+func (r *recQueue) Lease(ctx context.Context, h string) (Lease, error) {
+	l, err := r.LeaseQueue.Lease(ctx, h)
+	if err == nil {
+		r.mu.Lock()
+		r.leases++
+		r.mu.Unlock()
+	}
+	return l, err
+}
+
+func (r *recQueue) Extend(ctx context.Context, tok LeaseToken, d time.Duration) (Lease, error) {
+	r.mu.Lock()
+	r.extends = append(r.extends, d)
+	f := r.extend
+	r.mu.Unlock()
+	if f != nil {
+		if l, err, ok := f(tok, d); ok {
+			return l, err
+		}
+	}
+	return r.LeaseQueue.Extend(ctx, tok, d)
+}
+
+func (r *recQueue) Ack(ctx context.Context, tok LeaseToken) error {
+	r.mu.Lock()
+	r.acks = append(r.acks, tok)
+	r.mu.Unlock()
+	return r.LeaseQueue.Ack(ctx, tok)
+}
+
+func (r *recQueue) Nack(ctx context.Context, tok LeaseToken, d time.Duration) error {
+	r.mu.Lock()
+	r.nacks = append(r.nacks, tok)
+	r.mu.Unlock()
+	return r.LeaseQueue.Nack(ctx, tok, d)
+}
+
+func TestProbeNoLeaseWithoutSlot(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		q := mustQueue(t, time.Minute, "t1", "t2")
+		rq := &recQueue{LeaseQueue: q}
+		ctx, cancel := context.WithCancel(context.Background())
+		release := make(chan struct{})
+		w := NewWorker(rq, WorkerOptions{Name: "w", Capacity: 1}, func(ctx context.Context, l Lease) error {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil
+		})
+		errc := make(chan error, 1)
+		go func() { errc <- w.Run(ctx) }()
+		time.Sleep(10 * time.Second)
+		rq.mu.Lock()
+		n := rq.leases
+		rq.mu.Unlock()
+		close(release)
+		cancel()
+		<-errc
+		if n != 1 {
+			t.Errorf("%d leases granted while the only slot was busy, want 1", n)
+		}
+	})
+}

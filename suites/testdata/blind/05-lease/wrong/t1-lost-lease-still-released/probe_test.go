@@ -1,0 +1,107 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var _ = errors.New
+var _ = fmt.Sprint
+var _ sync.Mutex
+
+func mustQueue(t *testing.T, vt time.Duration, ids ...string) *Queue {
+	q, err := New(Options{VisibilityTimeout: vt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := q.Enqueue(context.Background(), Task{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return q
+}
+
+// recQueue wraps a LeaseQueue and records the worker's calls.
+type recQueue struct {
+	LeaseQueue
+	mu      sync.Mutex
+	leases  int
+	extends []time.Duration
+	acks    []LeaseToken
+	nacks   []LeaseToken
+	extend  func(LeaseToken, time.Duration) (Lease, error, bool)
+}
+
+func (r *recQueue) Lease(ctx context.Context, h string) (Lease, error) {
+	l, err := r.LeaseQueue.Lease(ctx, h)
+	if err == nil {
+		r.mu.Lock()
+		r.leases++
+		r.mu.Unlock()
+	}
+	return l, err
+}
+
+func (r *recQueue) Extend(ctx context.Context, tok LeaseToken, d time.Duration) (Lease, error) {
+	r.mu.Lock()
+	r.extends = append(r.extends, d)
+	f := r.extend
+	r.mu.Unlock()
+	if f != nil {
+		if l, err, ok := f(tok, d); ok {
+			return l, err
+		}
+	}
+	return r.LeaseQueue.Extend(ctx, tok, d)
+}
+
+func (r *recQueue) Ack(ctx context.Context, tok LeaseToken) error {
+	r.mu.Lock()
+	r.acks = append(r.acks, tok)
+	r.mu.Unlock()
+	return r.LeaseQueue.Ack(ctx, tok)
+}
+
+func (r *recQueue) Nack(ctx context.Context, tok LeaseToken, d time.Duration) error {
+	r.mu.Lock()
+	r.nacks = append(r.nacks, tok)
+	r.mu.Unlock()
+	return r.LeaseQueue.Nack(ctx, tok, d)
+}
+
+func TestProbeLostLeaseNotSettled(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		q := mustQueue(t, time.Minute, "t1")
+		rq := &recQueue{LeaseQueue: q}
+		rq.extend = func(LeaseToken, time.Duration) (Lease, error, bool) {
+			return Lease{}, fmt.Errorf("probe: %w", ErrLeaseLost), true
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancelled := make(chan struct{})
+		var once sync.Once
+		w := NewWorker(rq, WorkerOptions{Name: "w"}, func(hctx context.Context, l Lease) error {
+			<-hctx.Done()
+			once.Do(func() { close(cancelled) })
+			return hctx.Err()
+		})
+		errc := make(chan error, 1)
+		go func() { errc <- w.Run(ctx) }()
+		<-cancelled
+		time.Sleep(time.Second)
+		rq.mu.Lock()
+		acks, nacks := len(rq.acks), len(rq.nacks)
+		rq.mu.Unlock()
+		cancel()
+		<-errc
+		if acks != 0 || nacks != 0 {
+			t.Errorf("lost lease settled: %d acks, %d nacks", acks, nacks)
+		}
+	})
+}

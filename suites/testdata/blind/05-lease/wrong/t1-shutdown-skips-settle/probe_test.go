@@ -1,0 +1,98 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var _ = errors.New
+var _ = fmt.Sprint
+var _ sync.Mutex
+
+func mustQueue(t *testing.T, vt time.Duration, ids ...string) *Queue {
+	q, err := New(Options{VisibilityTimeout: vt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := q.Enqueue(context.Background(), Task{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return q
+}
+
+// recQueue wraps a LeaseQueue and records the worker's calls.
+type recQueue struct {
+	LeaseQueue
+	mu      sync.Mutex
+	leases  int
+	extends []time.Duration
+	acks    []LeaseToken
+	nacks   []LeaseToken
+	extend  func(LeaseToken, time.Duration) (Lease, error, bool)
+}
+
+func (r *recQueue) Lease(ctx context.Context, h string) (Lease, error) {
+	l, err := r.LeaseQueue.Lease(ctx, h)
+	if err == nil {
+		r.mu.Lock()
+		r.leases++
+		r.mu.Unlock()
+	}
+	return l, err
+}
+
+func (r *recQueue) Extend(ctx context.Context, tok LeaseToken, d time.Duration) (Lease, error) {
+	r.mu.Lock()
+	r.extends = append(r.extends, d)
+	f := r.extend
+	r.mu.Unlock()
+	if f != nil {
+		if l, err, ok := f(tok, d); ok {
+			return l, err
+		}
+	}
+	return r.LeaseQueue.Extend(ctx, tok, d)
+}
+
+func (r *recQueue) Ack(ctx context.Context, tok LeaseToken) error {
+	r.mu.Lock()
+	r.acks = append(r.acks, tok)
+	r.mu.Unlock()
+	return r.LeaseQueue.Ack(ctx, tok)
+}
+
+func (r *recQueue) Nack(ctx context.Context, tok LeaseToken, d time.Duration) error {
+	r.mu.Lock()
+	r.nacks = append(r.nacks, tok)
+	r.mu.Unlock()
+	return r.LeaseQueue.Nack(ctx, tok, d)
+}
+
+func TestProbeShutdownReleases(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		q := mustQueue(t, time.Hour, "t1")
+		ctx, cancel := context.WithCancel(context.Background())
+		w := NewWorker(q, WorkerOptions{Name: "w"}, func(hctx context.Context, l Lease) error {
+			<-hctx.Done()
+			return hctx.Err()
+		})
+		errc := make(chan error, 1)
+		go func() { errc <- w.Run(ctx) }()
+		time.Sleep(time.Second)
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: %v", err)
+		}
+		if l, err := q.Lease(context.Background(), "w2"); err != nil || l.Attempt != 2 {
+			t.Errorf("after shutdown: %v %v, want the task released (attempt 2)", l, err)
+		}
+	})
+}

@@ -1,0 +1,90 @@
+package deadletter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var (
+	_ = errors.New
+	_ = fmt.Sprint
+	_ = time.Second
+	_ = strings.Contains
+)
+
+// closer is what a queue with a goroutine offers.
+type closer interface{ Close() error }
+
+func newQ(t *testing.T, o Options) *Queue {
+	t.Helper()
+	q, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := any(q).(closer); ok {
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	return q
+}
+
+// run runs f in a bubble and closes the queue it builds before the bubble ends.
+func run(t *testing.T, o Options, f func(t *testing.T, q *Queue)) {
+	fakeclock.Run(t, func(t *testing.T) {
+		q, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := any(q).(closer); ok {
+			defer c.Close()
+		}
+		f(t, q)
+	})
+}
+
+var bg = context.Background()
+
+func tk(id string) Task {
+	return Task{ID: id, Account: "acct", DocumentID: "doc-" + id, Recipient: id + "@x.io"}
+}
+
+func recv(t *testing.T, q *Queue, who string) Message {
+	t.Helper()
+	m, err := q.Receive(bg, who)
+	if err != nil {
+		t.Fatalf("Receive(%s): %v", who, err)
+	}
+	return m
+}
+
+func list(t *testing.T, q *Queue) []DeadLetter {
+	t.Helper()
+	l, err := q.List(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// R3/R5: visible again from Expires on; a crashed last delivery is parked at Expires, not a nanosecond before or after.
+func TestProbeExpiryAtTheInstant(t *testing.T) {
+	run(t, Options{MaxDeliveries: 2, VisibilityTimeout: time.Minute}, func(t *testing.T, q *Queue) {
+		_ = q.Enqueue(bg, tk("a"))
+		recv(t, q, "c1")
+		fakeclock.Advance(time.Minute - time.Nanosecond)
+		if _, err := q.Receive(bg, "c2"); !errors.Is(err, ErrNoMessage) {
+			t.Fatalf("1 ns before Expires: %v", err)
+		}
+		fakeclock.Advance(time.Nanosecond)
+		m := recv(t, q, "c2")
+		fakeclock.Advance(time.Minute)
+		if l := list(t, q); len(l) != 1 || l[0].Deliveries != 2 {
+			t.Fatalf("at the last delivery's Expires: DLQ %v, want the task (delivery %d)", l, m.Deliveries)
+		}
+	})
+}

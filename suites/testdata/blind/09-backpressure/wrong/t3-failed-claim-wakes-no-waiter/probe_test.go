@@ -1,0 +1,92 @@
+package backpressure
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var _ = errors.Is
+var _ = fakeclock.Now
+var _ = math.MaxInt64
+var _ = time.Second
+var _ sync.Mutex
+
+var bg = context.Background()
+
+// probeClaimer records claims; hook, when set, runs first and its error
+// fails the claim.
+type probeClaimer struct {
+	mu   sync.Mutex
+	keys []string
+	hook func(key string) error
+}
+
+func (c *probeClaimer) Claim(ctx context.Context, tenant, key string) error {
+	c.mu.Lock()
+	hook := c.hook
+	c.mu.Unlock()
+	if hook != nil {
+		if err := hook(key); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keys = append(c.keys, tenant+"/"+key)
+	return nil
+}
+
+func (c *probeClaimer) claimed() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.keys...)
+}
+
+func sub(t *testing.T, q *Queue, tenant, key string) {
+	t.Helper()
+	if err := q.Submit(bg, tenant, key, Task{ID: key}); err != nil {
+		t.Fatalf("submit %s/%s: %v", tenant, key, err)
+	}
+}
+
+func take(t *testing.T, q *Queue) Admitted {
+	t.Helper()
+	a, err := q.Take(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestProbeFailedClaimAdmitsWaiter(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		dup := errors.New("duplicate")
+		c := &probeClaimer{hook: func(key string) error {
+			if key == "dup" {
+				time.Sleep(2 * time.Second)
+				return dup
+			}
+			return nil
+		}}
+		q := New(Options{Capacity: 1, MaxWait: 10 * time.Second, Claimer: c})
+		start := time.Now()
+		go q.Submit(bg, "A", "dup", Task{})
+		fakeclock.Wait()
+		var at time.Time
+		errc := make(chan error, 1)
+		go func() {
+			err := q.Submit(bg, "B", "k", Task{})
+			at = time.Now()
+			errc <- err
+		}()
+		if err := <-errc; err != nil || !at.Equal(start.Add(2*time.Second)) {
+			t.Fatalf("waiter: %v after %v, want admitted after 2s", err, at.Sub(start))
+		}
+	})
+}

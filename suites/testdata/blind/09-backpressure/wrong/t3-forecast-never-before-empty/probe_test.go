@@ -1,0 +1,74 @@
+package backpressure
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var _ = errors.Is
+var _ = fakeclock.Now
+var _ = math.MaxInt64
+var _ = time.Second
+var _ sync.Mutex
+
+var bg = context.Background()
+
+// probeClaimer records claims; hook, when set, runs first and its error
+// fails the claim.
+type probeClaimer struct {
+	mu   sync.Mutex
+	keys []string
+	hook func(key string) error
+}
+
+func (c *probeClaimer) Claim(ctx context.Context, tenant, key string) error {
+	c.mu.Lock()
+	hook := c.hook
+	c.mu.Unlock()
+	if hook != nil {
+		if err := hook(key); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keys = append(c.keys, tenant+"/"+key)
+	return nil
+}
+
+func (c *probeClaimer) claimed() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.keys...)
+}
+
+func sub(t *testing.T, q *Queue, tenant, key string) {
+	t.Helper()
+	if err := q.Submit(bg, tenant, key, Task{ID: key}); err != nil {
+		t.Fatalf("submit %s/%s: %v", tenant, key, err)
+	}
+}
+
+func take(t *testing.T, q *Queue) Admitted {
+	t.Helper()
+	a, err := q.Take(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestProbeEmptyBacklogDrained(t *testing.T) {
+	for _, r := range [][2]float64{{50, 50}, {80, 60}, {0, 0}} {
+		f, err := ForecastBacklog(0, r[0], r[1])
+		if err != nil || f.Never || f.Recovery != 0 || f.Growth != r[0]-r[1] {
+			t.Fatalf("forecast(0, %v): %v %v", r, f, err)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/provider"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+var (
+	_ = errors.New
+	_ = fmt.Sprint
+	_ = strings.Contains
+	_ = provider.New
+	_ goredis.UniversalClient
+)
+
+// manual is a clock the test moves by hand.
+type manual struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newManual() *manual { return &manual{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func (c *manual) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *manual) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// each runs f against a memory backend and a Redis backend, each with its
+// own manual clock, inside a fakeclock bubble.
+func each(t *testing.T, o Options, f func(t *testing.T, b Backend, clk *manual)) {
+	t.Helper()
+	t.Run("memory", func(t *testing.T) {
+		fakeclock.Run(t, func(t *testing.T) {
+			clk := newManual()
+			o := o
+			o.Now = clk.Now
+			m, err := NewMemory(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(t, m, clk)
+		})
+	})
+	t.Run("redis", func(t *testing.T) {
+		fakeclock.Run(t, func(t *testing.T) {
+			clk := newManual()
+			o := o
+			o.Now = clk.Now
+			_, rdb := fakeclock.StartRedis(t)
+			r, err := NewRedis(rdb, "probe", o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(t, r, clk)
+		})
+	})
+}
+
+func job(id string, docs ...string) Job {
+	j := Job{ID: id, Account: "acct"}
+	for _, d := range docs {
+		j.Steps = append(j.Steps, Step{DocumentID: d, Recipient: d + "@example.com", Subject: "sign " + d})
+	}
+	return j
+}
+
+func mustSubmit(t *testing.T, b Backend, j Job) {
+	t.Helper()
+	ok, err := b.Submit(context.Background(), j)
+	if err != nil || !ok {
+		t.Fatalf("Submit(%s) = %v, %v; want true, nil", j.ID, ok, err)
+	}
+}
+
+func mustLease(t *testing.T, b Backend, w string) Lease {
+	t.Helper()
+	l, err := b.Lease(context.Background(), w)
+	if err != nil {
+		t.Fatalf("Lease(%s): %v", w, err)
+	}
+	return l
+}
+
+func inspect(t *testing.T, b Backend, id string) Info {
+	t.Helper()
+	i, err := b.Inspect(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Inspect(%s): %v", id, err)
+	}
+	return i
+}
+
+// R15/R17: two jobs with the same documents get different keys; each job's steps are delivered.
+func TestProbeSameDocumentsTwoJobs(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		clk := newManual()
+		m, _ := NewMemory(Options{Now: clk.Now})
+		p := provider.New(provider.Options{})
+		mustSubmit(t, m, job("j1", "d1"))
+		clk.Add(time.Millisecond)
+		mustSubmit(t, m, job("j2", "d1"))
+		e := NewEngine(m, p)
+		for range 2 {
+			if err := e.Work(context.Background(), "w"); err != nil {
+				t.Fatalf("Work: %v", err)
+			}
+		}
+		if got := p.Received("d1@example.com"); got != 2 {
+			t.Fatalf("d1 received %d times for two jobs, want 2", got)
+		}
+	})
+}
