@@ -10,7 +10,7 @@ COUNT   ?= 50
 PKGS = $(shell $(GO) list ./... | grep -v -e '/labs/')
 SOLUTIONS = $(sort $(wildcard solutions/[0-9]*))
 
-.PHONY: test quick vet unit verify fixtures mutate check stress bench docs e2e class starters help
+.PHONY: test quick vet unit verify fixtures mutate check stress bench docs e2e class starters rubrics help
 
 help:
 	@echo "make test    unit tests of every package, then labctl verify (what CI runs)"
@@ -24,6 +24,7 @@ help:
 	@echo "make mutate  mutation-test every reference solution (gremlins, pinned in tools/go.mod)"
 	@echo "make fixtures  run each suite's independent wrong and correct programs"
 	@echo "make starters  copy labs/*'s starters into course/starters (after changing a starter)"
+	@echo "make rubrics   write course/rubrics from the suites' rubrics (after changing a case)"
 
 test: vet unit verify
 
@@ -77,3 +78,9 @@ starters:
 	@set -e; rm -rf course/starters; for f in $$(git ls-files 'labs/*.go' | grep -v '_test\.go$$'); do \
 		d=course/starters/$$(basename $$(dirname $$f)); mkdir -p $$d; cp $$f $$d/$$(basename $$f).txt; \
 	done
+
+# labctl reads each lab's rubric from course/rubrics, so that it links no
+# suite. Run after changing a suite's cases (TestRubricsMatchTheSuites says
+# when).
+rubrics:
+	$(GO) test -count=1 -run TestRubricsMatchTheSuites ./course/ -update-rubrics

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/attest"
+	"github.com/fourth-outcome/labkit/rubric"
 )
 
 // runHermetic grades opts.Impl in opts.Kit: the submission's files are
@@ -114,7 +115,7 @@ func runHermetic(ctx context.Context, opts Options) (*Report, error) {
 			return key, nil
 		}
 	}
-	spec.env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, RaceEnv(os.Getenv("GORACE")), "LABKIT_SEED=" + opts.Seed}
+	spec.env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, RaceEnv(os.Getenv("GORACE")), rubric.SeedEnv + "=" + opts.Seed}
 	for _, kv := range opts.Env {
 		spec.env = append(spec.env, kv)
 		if v, ok := strings.CutPrefix(kv, "REDIS_ADDR="); ok && v != "" {

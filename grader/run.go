@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fourth-outcome/labkit/rubric"
 )
 
 // Options says what to grade and how.
@@ -154,7 +156,7 @@ func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 		module = modulePathOf(data)
 	}
 	env := append(os.Environ(), opts.Env...)
-	env = append(env, RaceEnv(os.Getenv("GORACE")), "LABKIT_SEED="+opts.Seed)
+	env = append(env, RaceEnv(os.Getenv("GORACE")), rubric.SeedEnv+"="+opts.Seed)
 	spec := runSpec{binary: binary, dir: labDir, env: env, sandbox: SandboxOff, noLimits: true,
 		pkg: module + "/labs/" + opts.Lab.Dir}
 	runStart := time.Now()

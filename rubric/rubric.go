@@ -25,6 +25,16 @@ const (
 // case as "not exercised", with no points.
 const InconclusiveMark = "inconclusive:"
 
+// SeedEnv is the environment variable that overrides every case's seed;
+// labctl check --seed sets it.
+const SeedEnv = "LABKIT_SEED"
+
+// ProgEnv is the environment variable through which labctl check tells
+// the suite how the learner runs labctl from where they stand ("go run
+// ./cmd/labctl", "../../bin/labctl"), so that a failing case's replay
+// command works as printed.
+const ProgEnv = "LABKIT_PROG"
+
 // Lab describes one lab's suite: its cases and the concepts they check.
 type Lab struct {
 	Number   int       // 1 for labs/01-claim

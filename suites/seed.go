@@ -8,17 +8,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/fourth-outcome/labkit/rubric"
 )
 
-// SeedEnv is the environment variable that overrides every case's seed;
-// labctl check --seed sets it.
-const SeedEnv = "LABKIT_SEED"
-
-// ProgEnv is the environment variable through which labctl check tells
-// the suite how the learner runs labctl from where they stand ("go run
-// ./cmd/labctl", "../../bin/labctl"), so that a failing case's replay
-// command works as printed.
-const ProgEnv = "LABKIT_PROG"
+// SeedEnv and ProgEnv are rubric's: the environment through which labctl
+// passes a seed and its own command line to the suite.
+const (
+	SeedEnv = rubric.SeedEnv
+	ProgEnv = rubric.ProgEnv
+)
 
 // replayCommand is the command that replays a case with seed: through
 // labctl as the learner runs it, or, when the suite runs without labctl

@@ -19,8 +19,8 @@ import (
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/redisaddr"
 	"github.com/fourth-outcome/labkit/render"
+	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/site"
-	"github.com/fourth-outcome/labkit/suites"
 	"github.com/fourth-outcome/labkit/term"
 )
 
@@ -133,7 +133,7 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	}
 	// The suite prints a failing case's replay command as the learner
 	// runs labctl.
-	extraEnv := []string{suites.ProgEnv + "=" + e.prog()}
+	extraEnv := []string{rubric.ProgEnv + "=" + e.prog()}
 	if o.redis != "" {
 		entry, err := checkRedis(ctx, o.redis)
 		if err != nil {
