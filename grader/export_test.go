@@ -1,5 +1,7 @@
 package grader
 
+import "io"
+
 // LandlockABIForTest is the kernel's Landlock ABI version, for tests.
 func LandlockABIForTest() int { return landlockABI() }
 
@@ -19,4 +21,17 @@ func SetPIDNamespacesForTest(ok bool) (restore func()) {
 // the kit's REGRESSIONS file.
 func BlindRegressionsForTest(root string, lab Lab) ([]string, error) {
 	return blindRegressions(root, lab)
+}
+
+// ParseRecordedForTest parses a recorded go test -json stream of the lab,
+// signed under key, as one run of the binary from labDir, and finalizes
+// the report.
+func ParseRecordedForTest(lab Lab, labDir string, key []byte, stream io.Reader, race bool) *Report {
+	p := newParser(lab, labDir, nil)
+	p.newAttempt(key)
+	p.consume(stream)
+	rep := p.report("")
+	rep.Race = race
+	rep.Finalize(lab)
+	return rep
 }
