@@ -10,3 +10,10 @@ import "syscall"
 func groupAttrs() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
+
+// spinningThread returns 0: without /proc there is no telling which
+// thread spins, and quit signals the process.
+func spinningThread(pid int) int { return 0 }
+
+// signalThread is never called where spinningThread returns 0.
+func signalThread(pid, tid int, sig syscall.Signal) error { return syscall.ENOSYS }
