@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fourth-outcome/labkit/diagnosis"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/rubric"
 )
@@ -113,6 +114,27 @@ var labs = []Lab{
 //go:embed rubrics
 var rubrics embed.FS
 
+// signatures holds, for each lab, what each of its catalogued mistakes
+// fails, signatures/DIR.json (labctl verify --write-signatures writes
+// them; TestSignaturesCoverTheCatalogue keeps them to the catalogue): the
+// grader diagnoses a failing run by them.
+//
+//go:embed signatures
+var signatures embed.FS
+
+// signaturesOf reads the lab's mistake signatures, nil when it has none.
+func signaturesOf(dir string) []diagnosis.Signature {
+	data, err := signatures.ReadFile("signatures/" + dir + ".json")
+	if err != nil {
+		return nil
+	}
+	var sigs []diagnosis.Signature
+	if err := json.Unmarshal(data, &sigs); err != nil {
+		panic(fmt.Sprintf("course: signatures/%s.json: %v", dir, err))
+	}
+	return sigs
+}
+
 // rubricOf reads the rubric of the lab in directory dir from rubrics. A
 // lab whose rubric is not written yet gets only its number and slug, so
 // that make rubrics can write it; its tests fail until then.
@@ -179,6 +201,7 @@ func built(dir string, f flags, imports ...string) Lab {
 			Fixtures:       "suites/" + r.Slug + "suite/testdata",
 			InstrumentSync: f&schedulesSync != 0,
 			Imports:        slices.Sorted(slices.Values(append(slices.Clone(stdImports), imports...))),
+			Signatures:     signaturesOf(dir),
 		},
 		Redis: f&usesRedis != 0,
 		Race:  f&needsRace != 0,

@@ -6,10 +6,13 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fourth-outcome/labkit/diagnosis"
+	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites/ambiguoussuite"
 	"github.com/fourth-outcome/labkit/suites/backpressuresuite"
@@ -81,5 +84,50 @@ func TestRubricsMatchTheSuites(t *testing.T) {
 	}
 	if *updateRubrics {
 		t.Log("wrote course/rubrics; rebuild to embed them")
+	}
+}
+
+// TestSignaturesCoverTheCatalogue keeps course/signatures to the mistake
+// catalogue: a lab with signatures has one for each of its mistakes, with
+// the mistake's concept, rules and summary, and none for a mistake that is
+// gone; every failing case it names is one of the lab's cases. (Which
+// cases a mistake fails is computed by running it: labctl verify
+// --write-signatures.)
+func TestSignaturesCoverTheCatalogue(t *testing.T) {
+	for _, lab := range Built() {
+		if lab.Signatures == nil {
+			continue
+		}
+		mistakes, err := grader.Mistakes(kitRoot(t), lab.Lab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases := map[string]bool{}
+		for _, c := range lab.Cases {
+			cases[c.Name] = true
+		}
+		have := map[string]diagnosis.Signature{}
+		for _, s := range lab.Signatures {
+			have[s.Mistake] = s
+			for c := range s.Failing {
+				if !cases[c] {
+					t.Errorf("course/signatures/%s.json: %s fails %q, which is not a case of the lab; run labctl verify --write-signatures %d", lab.Dir, s.Mistake, c, lab.Number)
+				}
+			}
+		}
+		for _, m := range mistakes {
+			s, ok := have[m.Name]
+			if !ok {
+				t.Errorf("course/signatures/%s.json has no signature for mistake %s; run labctl verify --write-signatures %d", lab.Dir, m.Name, lab.Number)
+				continue
+			}
+			delete(have, m.Name)
+			if s.Concept != m.Concept || s.Summary != m.Summary || !slices.Equal(s.Rules, m.Rules) {
+				t.Errorf("course/signatures/%s.json: %s's concept, rules or summary differ from its patch; run labctl verify --write-signatures %d", lab.Dir, m.Name, lab.Number)
+			}
+		}
+		for name := range have {
+			t.Errorf("course/signatures/%s.json has a signature for %s, which is not in the catalogue; run labctl verify --write-signatures %d", lab.Dir, name, lab.Number)
+		}
 	}
 }

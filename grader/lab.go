@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/fourth-outcome/labkit/diagnosis"
 	"github.com/fourth-outcome/labkit/rubric"
 )
 
@@ -34,6 +35,11 @@ type Lab struct {
 	// third-party packages this lab needs. The grader refuses any other
 	// import before it builds a submission ("unsafe" included).
 	Imports []string
+	// Signatures is what each of the lab's catalogued mistakes fails
+	// (course/signatures, written by labctl verify --write-signatures):
+	// a failing run that looks like one of them is shown its
+	// misconception (Report.Diagnosis).
+	Signatures []diagnosis.Signature
 }
 
 // WriteStarter lays the lab's pristine starter in dir: every non-test .go

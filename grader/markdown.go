@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/fourth-outcome/labkit/diagnosis"
 )
 
 // MarkdownOptions tunes feedback rendering.
@@ -165,6 +169,63 @@ func InShim(lab Lab, bf *BuildFailure) bool {
 // when the error is in the suite's use of the package).
 func BuildAdvice(lab Lab) string { return "go vet ./labs/" + lab.Dir + "/" }
 
+// DiagnosisParagraph says, in Markdown, which catalogued mistake a run's
+// failures look like, the evidence, and the misconception, hint and docs
+// of the mistake's concept.
+func DiagnosisParagraph(d *diagnosis.Match, lab Lab, o MarkdownOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**A known mistake:** %s\n\n", EscapeInline(sentenceCase(d.Sentence())))
+	b.WriteString("**The evidence.** " + evidence(d, "`") + "\n\n")
+	if concept := lab.Concept(d.Concept); concept.ID != "" {
+		fmt.Fprintf(&b, "**Concept: %s.** The misconception behind it: *%s*\n\n", concept.Title, concept.Misconception)
+		fmt.Fprintf(&b, "**Try this.** %s\n\n", concept.Hint)
+		fmt.Fprintf(&b, "**Read.** [%s](%s)", concept.Docs, o.DocsLink(concept.Docs))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Evidence says, in a sentence, how a run's failing cases compare with the
+// diagnosed mistake's, each case name between quote marks (a backquote
+// for Markdown, nothing for the terminal).
+func Evidence(d *diagnosis.Match, quote string) string { return evidence(d, quote) }
+
+func evidence(d *diagnosis.Match, quote string) string {
+	list := func(names []string) string {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = quote + n + quote
+		}
+		return strings.Join(q, ", ")
+	}
+	var s string
+	if d.Exact() {
+		s = fmt.Sprintf("The cases that fail here (%s) are exactly the ones the catalogued mistake %s fails.", list(d.Shared), quote+d.Mistake+quote)
+	} else {
+		s = fmt.Sprintf("Of the cases that fail here, %s also fail with the catalogued mistake %s", list(d.Shared), quote+d.Mistake+quote)
+		switch {
+		case len(d.Extra) > 0 && len(d.Missing) > 0:
+			s += fmt.Sprintf("; %s fail only here, and %s only there.", list(d.Extra), list(d.Missing))
+		case len(d.Extra) > 0:
+			s += fmt.Sprintf("; %s fail only here, so there may be a second bug.", list(d.Extra))
+		default:
+			s += fmt.Sprintf(", which also fails %s.", list(d.Missing))
+		}
+	}
+	if len(d.Also) > 0 {
+		s += fmt.Sprintf(" These cases cannot tell it from %s.", list(d.Also))
+	}
+	return s
+}
+
+// sentenceCase starts s with a capital letter.
+func sentenceCase(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
 // Markdown renders the report as feedback for a student: the score, what
 // fails and why it matters, the misconception behind it, the hint to try,
 // the docs section to read, the timeline of each failing case, and what
@@ -235,6 +296,11 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 		fmt.Fprintf(&b, "> **Grading note:** %s\n\n", EscapeInline(n))
 	}
 
+	if d := rep.Diagnosis; d != nil {
+		b.WriteString("## What this looks like\n\n")
+		b.WriteString(DiagnosisParagraph(d, lab, o) + "\n\n")
+	}
+
 	if rep.Build == nil && noneRan(rep) && len(rep.Problems) > 0 {
 		b.WriteString("## Not run\n\n")
 		for _, c := range rep.Cases {
@@ -260,9 +326,14 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 				}
 				b.WriteString(fence(c.Timeline))
 			}
-			// A case that could not exercise its property, or never ran, is
-			// no failure of the code: no misconception to name.
-			if concept.ID != "" && c.Status != StatusInconclusive && c.Status != StatusNotRun {
+			// A case that could not exercise its property, never ran, hung
+			// or crashed is no misconception's evidence: none is named. A
+			// case the diagnosis explains points to it.
+			switch {
+			case concept.ID == "" || !ShowsMisconception(c.Status):
+			case rep.Explained(c):
+				fmt.Fprintf(&b, "**Concept: %s.** This failure is part of the mistake described under \"What this looks like\".\n\n", concept.Title)
+			default:
 				fmt.Fprintf(&b, "**Concept: %s.** The misconception behind this failure: *%s*\n\n", concept.Title, concept.Misconception)
 				fmt.Fprintf(&b, "**Try this.** %s\n\n", concept.Hint)
 			}

@@ -3,7 +3,12 @@
 // turns the test2json stream into a Report, rendered as Markdown and HTML.
 package grader
 
-import "time"
+import (
+	"slices"
+	"time"
+
+	"github.com/fourth-outcome/labkit/diagnosis"
+)
 
 // Status is the outcome of one case.
 type Status string
@@ -60,6 +65,10 @@ type Report struct {
 	// machine (no Landlock, no PID namespace, a limit only polled): about
 	// the grading, not the submission.
 	Notes []string `json:"notes,omitempty"`
+	// Diagnosis, for a failing run whose failures look like a catalogued
+	// mistake's (diagnosis.Diagnose, at least diagnosis.Threshold close),
+	// names that mistake, with the evidence. Finalize sets it.
+	Diagnosis *diagnosis.Match `json:"diagnosis,omitempty"`
 	// unclean is set when the run itself went wrong beyond its cases (the
 	// package failed with every case passing, a problem outside any
 	// case): such a run does not count as passed.
@@ -182,4 +191,36 @@ func (r *Report) Finalize(lab Lab) {
 	r.finalized = true
 	r.Passed = r.Build == nil && r.Tampered == "" && r.Limit == "" && !r.unclean &&
 		r.Score == r.Total && len(r.Failed()) == 0
+	r.Diagnosis = nil
+	if !r.Passed && r.Build == nil && r.Tampered == "" {
+		order := make([]string, len(r.Cases))
+		failing := map[string]string{}
+		for i, c := range r.Cases {
+			order[i] = c.Name
+			if diagnosis.Counts(string(c.Status)) {
+				failing[c.Name] = string(c.Status)
+			}
+		}
+		if m, ok := diagnosis.Diagnose(lab.Signatures, order, failing); ok {
+			r.Diagnosis = &m
+		}
+	}
+}
+
+// Explained reports whether the run's diagnosis accounts for case c's
+// failure, so that the case's own misconception need not be shown.
+func (r *Report) Explained(c CaseResult) bool {
+	return r.Diagnosis != nil && slices.Contains(r.Diagnosis.Shared, c.Name)
+}
+
+// ShowsMisconception reports whether a case in this status is a failure of
+// the code that a misconception can explain: not a case that could not
+// exercise its property or never ran, and not a timeout or crash, which
+// say where the code stopped rather than what it believes.
+func ShowsMisconception(s Status) bool {
+	switch s {
+	case StatusInconclusive, StatusNotRun, StatusTimeout, StatusCrash, StatusNoFinish, StatusPass, StatusSkip:
+		return false
+	}
+	return true
 }

@@ -30,6 +30,9 @@ type Check struct {
 	m      *Mistake // the catalogue entry of a mistake check
 }
 
+// CatalogueEntry returns the catalogue entry of a mistake check.
+func (c Check) CatalogueEntry() (Mistake, bool) { return c.mistake() }
+
 func (c Check) mistake() (Mistake, bool) {
 	if c.m == nil {
 		return Mistake{}, false

@@ -195,6 +195,17 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 		b.WriteString("\n")
 	}
 
+	if d := rep.Diagnosis; d != nil {
+		b.WriteString(wrap(s.bold("This looks like a known mistake: ")+d.Sentence(), "", o.Width))
+		b.WriteString(wrap(s.bold("Evidence. ")+grader.Evidence(d, ""), "  ", o.Width))
+		if concept := lab.Concept(d.Concept); concept.ID != "" {
+			b.WriteString(wrap(s.bold("Misconception. ")+concept.Misconception, "  ", o.Width))
+			b.WriteString(wrap(s.bold("Try this. ")+concept.Hint, "  ", o.Width))
+			b.WriteString(wrap(s.bold("Read. ")+s.cyan(o.Markdown.DocsLink(concept.Docs)), "  ", o.Width))
+		}
+		b.WriteString("\n")
+	}
+
 	var first *grader.CaseResult
 	for i := range failed {
 		// The first case that ran and failed; a case that never ran only
@@ -222,11 +233,15 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 		b.WriteString(timelineMark)
 	}
 	if concept := lab.Concept(c.Concept); concept.ID != "" {
-		if c.Status != grader.StatusInconclusive && c.Status != grader.StatusNotRun { // not a failure of the code: no misconception to name
+		switch {
+		case !grader.ShowsMisconception(c.Status): // not evidence of a belief: no misconception to name
+			b.WriteString(wrap(s.bold("Read. ")+s.cyan(o.Markdown.DocsLink(concept.Docs)), "  ", o.Width))
+		case rep.Explained(c): // the diagnosis above names it
+		default:
 			b.WriteString(wrap(s.bold("Misconception. ")+concept.Misconception, "  ", o.Width))
 			b.WriteString(wrap(s.bold("Try this. ")+concept.Hint, "  ", o.Width))
+			b.WriteString(wrap(s.bold("Read. ")+s.cyan(o.Markdown.DocsLink(concept.Docs)), "  ", o.Width))
 		}
-		b.WriteString(wrap(s.bold("Read. ")+s.cyan(o.Markdown.DocsLink(concept.Docs)), "  ", o.Width))
 	}
 	if more := len(failed) - 1; more > 0 {
 		b.WriteString(s.dim(fmt.Sprintf("  (%d more failing: `%s check %d --md` shows every case in full)", more, o.Prog, lab.Number)) + "\n")

@@ -1,0 +1,140 @@
+// Package diagnosis names the bug behind a failing run by its signature:
+// which cases fail, and how. The kit knows, for each catalogued mistake of
+// a lab, the cases it fails (labctl verify computes them and writes them
+// to course/signatures); a learner's run whose failures look like a
+// mistake's is shown that mistake's misconception, with the evidence,
+// instead of only the first failing case's concept, which a different bug
+// failing the same case would share.
+//
+// Only failures that say something about the code count: a case that
+// failed, found a data race or panicked. A timeout, a crash, a case that
+// did not finish or never ran says where the code stopped, not what it
+// believes, so such cases are left out of a signature and a run whose only
+// failures are of that kind gets no diagnosis.
+package diagnosis
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// Threshold is the least similarity (Jaccard, over the sets of failing
+// cases) at which a catalogued mistake is named. Below it the feedback
+// shows each failing case's concept, as it would without a table. At 0.5,
+// half of the cases in the two sets together fail in both.
+const Threshold = 0.5
+
+// Kinds of failure that enter a signature, as grader.Status spells them.
+const (
+	Fail  = "fail"
+	Race  = "data race"
+	Panic = "panic"
+)
+
+// Counts reports whether a case status enters a signature.
+func Counts(status string) bool {
+	return status == Fail || status == Race || status == Panic
+}
+
+// Signature is one catalogued mistake and what it fails.
+type Signature struct {
+	Mistake string   `json:"mistake"` // the catalogue entry's name, "check-then-insert"
+	Concept string   `json:"concept"` // its concept
+	Rules   []string `json:"rules,omitempty"`
+	Summary string   `json:"summary"` // the mistake in a sentence, the catalogue's "Mistake:"
+	// Failing maps each failing case to its kind (Fail, Race, Panic).
+	Failing map[string]string `json:"failing"`
+}
+
+// Match is a diagnosis: the mistake whose signature is closest to the run's
+// failures, and the evidence.
+type Match struct {
+	Signature
+	// Similarity is the Jaccard similarity of the two sets of failing
+	// cases, 1 for the same set.
+	Similarity float64 `json:"similarity"`
+	// Shared lists the cases that fail in both, in the order of the run's
+	// report; Extra those that fail only in the run; Missing those that
+	// fail only for the mistake.
+	Shared  []string `json:"shared"`
+	Extra   []string `json:"extra,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+	// Also names other mistakes exactly as close, which the run cannot
+	// tell apart from this one.
+	Also []string `json:"also,omitempty"`
+}
+
+// Exact reports whether the run fails exactly the mistake's cases.
+func (m Match) Exact() bool { return len(m.Extra) == 0 && len(m.Missing) == 0 }
+
+// Diagnose returns the signature in table closest to the run's failing
+// cases (case name to kind, in order, only the kinds that Counts), and
+// whether it is at least Threshold close. Ties go to the signature whose
+// kinds agree on more shared cases, then to the one failing fewer cases
+// the run does not, then to the first in the table; the others as close
+// are listed in Also.
+func Diagnose(table []Signature, order []string, failing map[string]string) (Match, bool) {
+	if len(failing) == 0 {
+		return Match{}, false
+	}
+	type scored struct {
+		sig                  Signature
+		jaccard              float64
+		kinds, missing, rank int
+	}
+	var all []scored
+	for i, s := range table {
+		shared, kinds := 0, 0
+		for c, k := range failing {
+			if sk, ok := s.Failing[c]; ok {
+				shared++
+				if sk == k {
+					kinds++
+				}
+			}
+		}
+		union := len(failing) + len(s.Failing) - shared
+		if shared == 0 || union == 0 {
+			continue
+		}
+		all = append(all, scored{s, float64(shared) / float64(union), kinds, len(s.Failing) - shared, i})
+	}
+	if len(all) == 0 {
+		return Match{}, false
+	}
+	better := func(a, b scored) int {
+		return cmp.Or(cmp.Compare(b.jaccard, a.jaccard), cmp.Compare(b.kinds, a.kinds), cmp.Compare(a.missing, b.missing), cmp.Compare(a.rank, b.rank))
+	}
+	slices.SortStableFunc(all, better)
+	best := all[0]
+	m := Match{Signature: best.sig, Similarity: best.jaccard}
+	for _, o := range all[1:] {
+		if o.jaccard == best.jaccard && o.kinds == best.kinds && o.missing == best.missing && o.sig.Summary != best.sig.Summary {
+			m.Also = append(m.Also, o.sig.Mistake)
+		}
+	}
+	for _, c := range order {
+		if _, ok := failing[c]; !ok {
+			continue
+		}
+		if _, ok := best.sig.Failing[c]; ok {
+			m.Shared = append(m.Shared, c)
+		} else {
+			m.Extra = append(m.Extra, c)
+		}
+	}
+	for c := range best.sig.Failing {
+		if _, ok := failing[c]; !ok {
+			m.Missing = append(m.Missing, c)
+		}
+	}
+	slices.Sort(m.Missing)
+	return m, best.jaccard >= Threshold
+}
+
+// Sentence is the mistake's summary as one paragraph, its catalogue line
+// breaks removed.
+func (s Signature) Sentence() string {
+	return strings.Join(strings.Fields(s.Summary), " ")
+}

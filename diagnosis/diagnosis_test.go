@@ -1,0 +1,74 @@
+package diagnosis
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var table = []Signature{
+	{Mistake: "global-lock", Concept: "per-key-isolation", Summary: "one mutex held\n  for the whole call", Failing: map[string]string{"pending": Fail, "keys-independent": Fail}},
+	{Mistake: "check-then-insert", Concept: "atomic-claim", Summary: "lookup and insert are two steps", Failing: map[string]string{"simultaneous": Fail, "linearizable": Fail}},
+	{Mistake: "unlocked-read", Concept: "atomic-claim", Summary: "a read outside the lock", Failing: map[string]string{"simultaneous": Race}},
+	{Mistake: "never-released", Concept: "release", Summary: "a failure keeps the key", Failing: map[string]string{"releases": Fail, "sequences": Fail}},
+	{Mistake: "released-late", Concept: "release", Summary: "the key is released after a delay", Failing: map[string]string{"releases": Fail, "sequences": Fail}},
+}
+
+var order = []string{"pending", "keys-independent", "simultaneous", "linearizable", "releases", "sequences", "other"}
+
+func TestDiagnose(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		failing map[string]string
+		want    string // the mistake named, "" for none
+		shown   bool
+		also    []string
+	}{
+		{"exact set", map[string]string{"pending": Fail, "keys-independent": Fail}, "global-lock", true, nil},
+		{"the kind breaks a tie", map[string]string{"simultaneous": Race}, "unlocked-read", true, nil},
+		{"a superset half as large", map[string]string{"pending": Fail, "keys-independent": Fail, "other": Fail, "linearizable": Fail}, "global-lock", true, nil},
+		{"below the threshold", map[string]string{"pending": Fail, "other": Fail, "releases": Fail}, "", false, nil},
+		{"nothing shared", map[string]string{"other": Fail}, "", false, nil},
+		{"no failures", map[string]string{}, "", false, nil},
+		{"indistinguishable mistakes are listed", map[string]string{"releases": Fail, "sequences": Fail}, "never-released", true, []string{"released-late"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, shown := Diagnose(table, order, tt.failing)
+			got := ""
+			if shown {
+				got = m.Mistake
+			}
+			if got != tt.want || shown != tt.shown {
+				t.Fatalf("Diagnose(%v) = %q, %v, want %q, %v", tt.failing, m.Mistake, shown, tt.want, tt.shown)
+			}
+			if diff := cmp.Diff(tt.also, m.Also); shown && diff != "" {
+				t.Errorf("Diagnose(%v).Also (-want +got):\n%s", tt.failing, diff)
+			}
+		})
+	}
+}
+
+func TestDiagnoseEvidence(t *testing.T) {
+	m, ok := Diagnose(table, order, map[string]string{"other": Fail, "pending": Fail, "keys-independent": Fail})
+	want := Match{Signature: table[0], Similarity: 2.0 / 3, Shared: []string{"pending", "keys-independent"}, Extra: []string{"other"}}
+	if diff := cmp.Diff(want, m); !ok || diff != "" {
+		t.Errorf("Diagnose = shown %v, (-want +got):\n%s", ok, diff)
+	}
+	if m.Exact() {
+		t.Errorf("Exact() = true with an extra failing case")
+	}
+}
+
+func TestCounts(t *testing.T) {
+	for status, want := range map[string]bool{"fail": true, "data race": true, "panic": true, "timeout": false, "crashed": false, "did not finish": false, "not run": false, "not exercised": false, "pass": false} {
+		if got := Counts(status); got != want {
+			t.Errorf("Counts(%q) = %v, want %v", status, got, want)
+		}
+	}
+}
+
+func TestSentence(t *testing.T) {
+	if got, want := table[0].Sentence(), "one mutex held for the whole call"; got != want {
+		t.Errorf("Sentence() = %q, want %q", got, want)
+	}
+}
