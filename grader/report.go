@@ -191,8 +191,11 @@ func (r *Report) Finalize(lab Lab) {
 	r.finalized = true
 	r.Passed = r.Build == nil && r.Tampered == "" && r.Limit == "" && !r.unclean &&
 		r.Score == r.Total && len(r.Failed()) == 0
+	// A run that fails every case (a lab not started, a constructor
+	// that panics) has no signature to tell one bug from another: no
+	// diagnosis.
 	r.Diagnosis = nil
-	if !r.Passed && r.Build == nil && r.Tampered == "" {
+	if !r.Passed && r.Build == nil && r.Tampered == "" && len(r.Failed()) < len(r.Cases) {
 		order := make([]string, len(r.Cases))
 		failing := map[string]string{}
 		for i, c := range r.Cases {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fourth-outcome/labkit/diagnosis"
 	"github.com/fourth-outcome/labkit/rubric"
 )
 
@@ -97,5 +98,33 @@ func TestNextStepWhenOnlyRaceCasesWereNotExercised(t *testing.T) {
 	got := NextStep(rep, lab, "labctl", MarkdownOptions{})
 	if want := "install a C compiler"; !strings.Contains(got, want) || strings.Contains(got, "Fix") {
 		t.Errorf("NextStep = %q, want it to ask for %q and not for a fix", got, want)
+	}
+}
+
+func TestFinalizeDiagnoses(t *testing.T) {
+	lab := Lab{Lab: rubric.Lab{Cases: []rubric.Case{{Name: "a", Points: 50}, {Name: "b", Points: 25}, {Name: "c", Points: 25}}},
+		Signatures: []diagnosis.Signature{{Mistake: "m", Summary: "s", Failing: map[string]string{"b": "fail"}}}}
+	for _, tt := range []struct {
+		name     string
+		statuses []Status
+		want     string
+	}{
+		{"the mistake's cases fail", []Status{StatusPass, StatusFail, StatusPass}, "m"},
+		{"every case fails", []Status{StatusFail, StatusFail, StatusFail}, ""},
+		{"only a timeout", []Status{StatusPass, StatusTimeout, StatusPass}, ""},
+		{"a pass", []Status{StatusPass, StatusPass, StatusPass}, ""},
+	} {
+		rep := &Report{Race: true, Total: 100}
+		for i, c := range lab.Cases {
+			rep.Cases = append(rep.Cases, CaseResult{Name: c.Name, Points: c.Points, Status: tt.statuses[i]})
+		}
+		rep.Finalize(lab)
+		got := ""
+		if rep.Diagnosis != nil {
+			got = rep.Diagnosis.Mistake
+		}
+		if got != tt.want {
+			t.Errorf("%s: Diagnosis = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
