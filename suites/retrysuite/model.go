@@ -43,19 +43,21 @@ type modelAnswer struct {
 	hinted    bool  // it carries a drawn Retry-After hint
 }
 
+// modelAnswers come first in the order rapid draws most often: the
+// retryable ones.
 var modelAnswers = []modelAnswer{
-	{name: "takes effect, 200 OK", ok: true},
-	{name: "takes effect, 200 OK", ok: true},
 	{name: "503 before its effect", retryable: true, code: http.StatusServiceUnavailable},
-	{name: "takes effect, then answers 503", retryable: true, code: http.StatusServiceUnavailable},
-	{name: "500", retryable: true, code: http.StatusInternalServerError},
-	{name: "599", retryable: true, code: 599},
-	{name: "408", retryable: true, code: http.StatusRequestTimeout},
-	{name: "429 with a Retry-After hint", retryable: true, code: http.StatusTooManyRequests, hinted: true},
-	{name: "503 with a Retry-After hint", retryable: true, code: http.StatusServiceUnavailable, hinted: true},
 	{name: "no answer (connection reset) before its effect", retryable: true, inner: errNoAnswer},
-	{name: "takes effect, then the connection resets (no answer)", retryable: true, inner: errNoAnswer},
+	{name: "429 with a Retry-After hint", retryable: true, code: http.StatusTooManyRequests, hinted: true},
+	{name: "takes effect, then answers 503", retryable: true, code: http.StatusServiceUnavailable},
+	{name: "takes effect, 200 OK", ok: true},
+	{name: "500", retryable: true, code: http.StatusInternalServerError},
+	{name: "503 with a Retry-After hint", retryable: true, code: http.StatusServiceUnavailable, hinted: true},
+	{name: "408", retryable: true, code: http.StatusRequestTimeout},
 	{name: "the dependency's own timeout: an error wrapping context.DeadlineExceeded, the caller's context alive", retryable: true, inner: context.DeadlineExceeded},
+	{name: "takes effect, then the connection resets (no answer)", retryable: true, inner: errNoAnswer},
+	{name: "599", retryable: true, code: 599},
+	{name: "takes effect, 200 OK", ok: true},
 	{name: "400 invalid input", code: http.StatusBadRequest},
 	{name: "401 unauthorized", code: http.StatusUnauthorized},
 	{name: "404", code: http.StatusNotFound},
@@ -65,7 +67,7 @@ var modelAnswers = []modelAnswer{
 
 // modelHints are the Retry-After hints drawn for a hinted answer: 0 and
 // below are no hint (R8), 72h is far above any Cap.
-var modelHints = []time.Duration{time.Nanosecond, 0, -5 * time.Second, 300 * time.Millisecond, 3 * time.Second, 72 * time.Hour}
+var modelHints = []time.Duration{300 * time.Millisecond, time.Nanosecond, 3 * time.Second, 0, 72 * time.Hour, -5 * time.Second}
 
 // hang is the duration of an attempt that never answers by itself: it
 // returns when its context ends, or after a day.
@@ -74,17 +76,17 @@ const hang = time.Duration(-1)
 // modelDurations are how long an attempt takes. An attempt with a duration
 // answers after it whatever happens to its context (a dependency that does
 // not watch it, so an attempt may overrun the deadline).
-var modelDurations = []time.Duration{0, 0, 40 * time.Millisecond, 700 * time.Millisecond, 3 * time.Second, hang}
+var modelDurations = []time.Duration{0, 40 * time.Millisecond, 0, 700 * time.Millisecond, 0, 3 * time.Second, 40 * time.Millisecond, hang}
 
 var (
-	modelMaxAttempts = []int{-1, 0, 1, 2, 3, 4, 6, 8}
-	modelBases       = []time.Duration{time.Nanosecond, 3 * time.Nanosecond, 10 * time.Millisecond, 100 * time.Millisecond, time.Second}
-	modelCaps        = []time.Duration{3 * time.Nanosecond, 50 * time.Millisecond, 400 * time.Millisecond, 2 * time.Second, time.Minute}
-	modelTimeouts    = []time.Duration{0, -time.Second, 800 * time.Millisecond, 2 * time.Second, 10 * time.Second, time.Hour}
+	modelMaxAttempts = []int{4, 3, 8, 2, 6, 1, 0, -1}
+	modelBases       = []time.Duration{100 * time.Millisecond, 10 * time.Millisecond, time.Second, time.Nanosecond, 3 * time.Nanosecond}
+	modelCaps        = []time.Duration{2 * time.Second, 400 * time.Millisecond, time.Minute, 50 * time.Millisecond, 3 * time.Nanosecond}
+	modelTimeouts    = []time.Duration{0, 10 * time.Second, 2 * time.Second, time.Hour, 800 * time.Millisecond, -time.Second}
 	// modelCtxDeadlines are the caller's deadlines, from Do's call: 0 is
 	// none, a negative one has passed already.
-	modelCtxDeadlines = []time.Duration{0, 0, -time.Second, 1500 * time.Millisecond, 5 * time.Second, time.Minute}
-	modelCapacities   = []int{-3, 0, 1, 2, 4}
+	modelCtxDeadlines = []time.Duration{0, 5 * time.Second, time.Minute, 0, 1500 * time.Millisecond, -time.Second}
+	modelCapacities   = []int{5, 2, 1, 0, -3}
 	modelIdle         = []time.Duration{time.Hour, 30 * 24 * time.Hour}
 )
 
@@ -250,14 +252,15 @@ func (m *retryModel) drawPlan(t *rapid.T) doPlan {
 		Timeout:     rapid.SampledFrom(modelTimeouts).Draw(t, "Timeout"),
 	}
 	p.seed = rapid.Uint64Range(1, 1<<40).Draw(t, "seed")
-	p.budgeted = m.budget != nil && rapid.IntRange(0, 3).Draw(t, "budgeted") > 0
+	p.budgeted = m.budget != nil && rapid.Bool().Draw(t, "budgeted")
 	p.ctxDL = rapid.SampledFrom(modelCtxDeadlines).Draw(t, "ctx deadline")
-	p.cancel = rapid.IntRange(0, 5).Draw(t, "cancel")
-	switch p.cancel {
-	case 4:
+	switch rapid.IntRange(0, 9).Draw(t, "cancel") {
+	case 6:
+		p.cancel = cancelBefore
+	case 7, 8:
 		p.cancel = cancelInWait
-	case 5:
-		p.cancel = cancelNever
+	case 9:
+		p.cancel = cancelInAttempt
 	}
 	n := min(max(p.cfg.MaxAttempts, 1), modelScriptMax)
 	p.cancelAt = rapid.IntRange(1, n).Draw(t, "cancel at")
@@ -603,9 +606,9 @@ func budgetNote(budgeted bool) string {
 }
 
 func checkModelSequences(t *testing.T, h *suites.History, fresh suites.Fresh[target]) {
-	modelcheck.Sequences(t, h, fresh, modelcheck.Config{Sequences: 100, Steps: 12}, func(seq *modelcheck.Seq, tg target) {
+	modelcheck.Sequences(t, h, fresh, modelcheck.Config{Sequences: 100, Steps: 20}, func(seq *modelcheck.Seq, tg target) {
 		m := &retryModel{seq: seq, h: seq.H, tg: tg}
-		if rapid.IntRange(0, 3).Draw(seq.T, "has a budget") > 0 {
+		if rapid.IntRange(0, 2).Draw(seq.T, "has a budget") > 0 {
 			c := rapid.SampledFrom(modelCapacities).Draw(seq.T, "capacity")
 			m.guarded(fmt.Sprintf("NewBudget(%d)", c), func() { m.budget = tg.newBudget(c) })
 			m.capacity = max(c, 0)
