@@ -391,6 +391,7 @@ func (m *retryModel) stepDo(t *rapid.T) {
 			a = p.script[k-1]
 		}
 		if p.cancel == cancelInAttempt && p.cancelAt == k {
+			m.h.Note("%s cancels its context while attempt %d is in flight", actor, k)
 			cancel()
 		}
 		var err error
@@ -411,14 +412,25 @@ func (m *retryModel) stepDo(t *rapid.T) {
 		if p.cancel == cancelInWait && p.cancelAt == k && err != nil && k <= len(p.script) {
 			if w := p.wait(k); w >= 2 {
 				mu.Lock()
-				timers = append(timers, time.AfterFunc(w/2, cancel))
+				timers = append(timers, time.AfterFunc(w/2, func() {
+					m.h.Note("%s cancels its context, halfway through the %v wait after attempt %d", actor, w, k)
+					cancel()
+				}))
 				mu.Unlock()
 			}
 		}
 		mu.Lock()
 		obs[k-1].end, obs[k-1].err = end, err
+		var gap string
+		if k > 1 {
+			gap = fmt.Sprintf(" (%v after attempt %d started)", at-obs[k-2].start, k-1)
+		}
 		mu.Unlock()
-		m.h.Record(actor, fmt.Sprintf("attempt %d", k), describe(err))
+		outcome := describe(err)
+		if strings.HasPrefix(a.answer.name, "takes effect") && a.dur != hang {
+			outcome += " (the work took effect)"
+		}
+		m.h.Record(actor, fmt.Sprintf("attempt %d%s", k, gap), outcome)
 		return err
 	}
 	var doErr error
