@@ -89,7 +89,7 @@ var concepts = []suites.Concept{
 		ID:            "model-sequences",
 		Title:         "Every rule holds after any sequence of calls and faults",
 		Misconception: "If each rule holds in the scenario I thought of, it holds whatever the dependency answers, whenever the caller gives up and whatever the budget holds.",
-		Hint:          "Read the timeline from the top: it is the shortest sequence found that breaks a rule. For the failing call, put its attempts on a time axis: when each failed, which checks applied then (the context, the error, MaxAttempts, the deadline, the budget, in that order), how long the wait was, and how many tokens were left.",
+		Hint:          "Read the timeline from the top: it is the shortest sequence found that breaks a rule. For the failing call, put its attempts on a time axis: when each failed, which checks applied then (the context, the error, MaxAttempts, the deadline, and the budget last of all), how long the wait was, and how many tokens were left.",
 		Docs:          docs + "#mental-model-attempts-on-a-time-axis-inside-a-deadline",
 	},
 }
