@@ -24,13 +24,15 @@ import (
 // tokens the shared budget must hold after every call it observed, and,
 // for one Do call, the dependency's scripted answers, the deadlines and the
 // cancellation the test arranged, and the delays Delay draws from a second
-// generator seeded like the policy's own (the same yardstick as
+// generator seeded like the policy's own (the yardstick of
 // do_sleeps_the_backoff_between_attempts). From those, each step says when
 // every attempt must start, when Do must return, what its error must wrap,
 // how far Do's generator may have moved and how many tokens are left. It
-// never computes a delay or classifies an error by the lab's code: the
-// delays come from the implementation's Delay, and the class of each
-// scripted answer is a line of the README's table (R13).
+// holds no retry loop and no Ceiling: the delays come from the
+// implementation's own Delay, and the class of each scripted answer is
+// written beside it, as R13 states it. Whether a failed attempt took effect
+// at the dependency is invisible to Do, so the same rules hold either way;
+// the timeline says which it was.
 
 // modelAnswer is one answer of the fake dependency, with its class as R13
 // gives it.
@@ -101,14 +103,13 @@ type modelAttempt struct {
 	dur    time.Duration
 }
 
-func (a modelAttempt) err(opCtx context.Context) error {
+// err is the answer of an attempt that does not hang: nil for a success,
+// else a fresh error value, so that each attempt's error is its own.
+func (a modelAttempt) err() error {
 	switch {
-	case a.dur == hang:
-		// handled by the caller
 	case a.answer.ok:
 		return nil
-	}
-	if a.answer.code != 0 {
+	case a.answer.code != 0:
 		e := &httpError{code: a.answer.code}
 		if a.answer.hinted {
 			e.after = a.hint
@@ -406,7 +407,7 @@ func (m *retryModel) stepDo(t *rapid.T) {
 			if a.dur > 0 {
 				time.Sleep(a.dur)
 			}
-			err = a.err(opCtx)
+			err = a.err()
 		}
 		end := time.Since(begin)
 		if p.cancel == cancelInWait && p.cancelAt == k && err != nil && k <= len(p.script) {
