@@ -63,6 +63,7 @@ var modelAnswers = []modelAnswer{
 	{name: "400 invalid input", code: http.StatusBadRequest},
 	{name: "401 unauthorized", code: http.StatusUnauthorized},
 	{name: "404", code: http.StatusNotFound},
+	{name: "600", code: 600},
 	{name: "takes effect, then answers 409", code: http.StatusConflict},
 	{name: "the dependency's error wrapping context.Canceled, the caller's context alive", inner: context.Canceled},
 }
@@ -686,9 +687,9 @@ func budgetModel(capacity int) porcupine.Model {
 }
 
 const (
-	linRounds   = 30
+	linRounds   = 40
 	linClients  = 4
-	linCalls    = 3
+	linCalls    = 4
 	linCapacity = 2
 )
 
