@@ -124,6 +124,22 @@ func quiet(all []goroutine, id, self int64) bool {
 	if me == nil || !isParked(me.state) {
 		return false
 	}
+	var selfBubble int64
+	for _, g := range all {
+		if g.id == self {
+			selfBubble = g.bubble
+		}
+	}
+	if me.bubble == 0 && (selfBubble != 0 || me.state == "semacquire") {
+		// The call was started in self's bubble and is out of it for the
+		// moment: it is starting or assisting a collection, where it waits
+		// on the runtime's own semaphores (the collector's, or the one a
+		// stack dump holds while it stops the world, which Settle's own
+		// looks take again and again). It is on its way, not stuck: a
+		// correct call that allocates a 70 KB key on a busy machine was
+		// taken for a stuck one this way.
+		return false
+	}
 	if me.bubble == 0 {
 		return true
 	}

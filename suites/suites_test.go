@@ -145,6 +145,15 @@ func TestQuiet(t *testing.T) {
 			t.Errorf("%s: quiet() = %v, want %v", tt.name, got, tt.want)
 		}
 	}
+	if quiet([]goroutine{{self, "running", 3}, {call, "semacquire", 0}}, call, self) {
+		t.Error("quiet() = true for a call of self's bubble out of it on a runtime semaphore (starting a collection), want false")
+	}
+	if quiet([]goroutine{{self, "running", 0}, {call, "semacquire", 0}}, call, self) {
+		t.Error("quiet() = true for a call of no bubble on a runtime semaphore, want false")
+	}
+	if !quiet([]goroutine{{self, "running", 0}, {call, "chan receive", 0}}, call, self) {
+		t.Error("quiet() = false for a call of no bubble waiting on a channel, want true")
+	}
 	if quiet([]goroutine{{self, "running", 3}, {call, "runnable", 3}}, call, self) {
 		t.Error("quiet() = true for a call that is runnable, want false")
 	}
