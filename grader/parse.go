@@ -444,7 +444,7 @@ func (p *parser) endAttempt(end runEnd) (progress bool) {
 		case end.hung == name:
 			cs.verdict = StatusTimeout
 			cs.where = p.placed(cs.scan.hung())
-			cs.note = hungNote(fmt.Sprintf("did not finish within %s", end.budget), cs.where)
+			cs.note = hungNote(fmt.Sprintf("did not finish within %s", rubric.Budget(name, end.budget)), cs.where)
 		case strings.HasPrefix(crash, "panic: test timed out after "):
 			cs.verdict = StatusTimeout
 			cs.where = p.placed(cs.scan.hung())

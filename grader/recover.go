@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fourth-outcome/labkit/rubric"
 )
 
 // DefaultCaseTimeout is the real time one case may run before the grader
@@ -169,12 +171,13 @@ func (w *watchdog) watch() {
 				quit()
 				return
 			}
-			if quit == nil || name == "" || (now.Sub(since) < w.budget && now.Before(w.deadline)) {
+			budget := rubric.Budget(name, w.budget)
+			if quit == nil || name == "" || (now.Sub(since) < budget && now.Before(w.deadline)) {
 				continue
 			}
 			w.mu.Lock()
 			w.hung = name
-			w.atDeadline = now.Sub(since) < w.budget
+			w.atDeadline = now.Sub(since) < budget
 			w.mu.Unlock()
 			quit()
 			return

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // TimelineStart and TimelineEnd frame a case's timeline in test output; the
@@ -34,6 +35,29 @@ const SeedEnv = "LABKIT_SEED"
 // ./cmd/labctl", "../../bin/labctl"), so that a failing case's replay
 // command works as printed.
 const ProgEnv = "LABKIT_PROG"
+
+// The names of a lab's model cases (suites/modelcheck): generated
+// sequences compared with a model, and concurrent histories checked for
+// linearizability.
+const (
+	ModelSequences    = "random_call_sequences_follow_the_rules"
+	ModelLinearizable = "concurrent_calls_are_linearizable"
+)
+
+// ModelBudgetFactor is how many times the grader's per-case budget of real
+// time a model case gets: it runs a hundred sequences, and on a failure
+// shortens one for up to 6 s, so on a machine busy with other work it
+// needs more real time than a hand-written case for the same verdict.
+const ModelBudgetFactor = 3
+
+// Budget is the real time the grader lets case name run, given its
+// budget for one case.
+func Budget(name string, perCase time.Duration) time.Duration {
+	if name == ModelSequences || name == ModelLinearizable {
+		return ModelBudgetFactor * perCase
+	}
+	return perCase
+}
 
 // Lab describes one lab's suite: its cases and the concepts they check.
 type Lab struct {

@@ -3,6 +3,7 @@ package rubric
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -43,5 +44,17 @@ func TestValidateRejectsMalformedRuleNames(t *testing.T) {
 	l.Cases[0].Rules = []string{"R1"}
 	if err := l.Validate(); err != nil {
 		t.Errorf("Validate(case with rule R1) = %v, want nil", err)
+	}
+}
+
+func TestBudget(t *testing.T) {
+	for name, want := range map[string]time.Duration{
+		ModelSequences:               30 * time.Second,
+		ModelLinearizable:            30 * time.Second,
+		"results_returned_unchanged": 10 * time.Second,
+	} {
+		if got := Budget(name, 10*time.Second); got != want {
+			t.Errorf("Budget(%q, 10s) = %v, want %v", name, got, want)
+		}
 	}
 }
