@@ -91,7 +91,12 @@ func TestGradeFormat(t *testing.T) {
 		max += tc.MaxScore
 	}
 	if g.Score != 100 || max != 100 || len(g.Tests) != len(claim.Cases) {
-		t.Errorf("results.json = %v of %v over %d tests, want 100 of 100 over lab 01's %d cases", g.Score, max, len(g.Tests), len(claim.Cases))
+		t.Errorf("results.json = %v of %v over %d tests, want 100 of 100 over lab 01's %d cases\noutput: %s\nstderr: %s", g.Score, max, len(g.Tests), len(claim.Cases), g.Output, r.stderr)
+		for _, tc := range g.Tests {
+			if tc.Score != tc.MaxScore {
+				t.Logf("%s: %v of %v: %s", tc.Name, tc.Score, tc.MaxScore, tc.Output)
+			}
+		}
 	}
 	if !strings.Contains(r.stderr, "graded 1 of 1 submissions over 1 lab(s)") {
 		t.Errorf("stderr lacks the summary line:\n%s", r.stderr)
