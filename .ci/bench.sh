@@ -37,6 +37,15 @@ for dir in solutions/[0-9]*; do
 done
 
 echo
+echo "== labctl: size, packages linked, cold build"
+echo "size: $(stat -c %s bin/labctl) bytes; packages: $(go list -deps ./cmd/labctl | wc -l) (testing, miniredis or a suite among them: $(go list -deps ./cmd/labctl | grep -cE '^testing($|/)|miniredis|labkit/suites' || true))"
+cold=$(mktemp -d)
+start=$(date +%s.%N)
+GOCACHE=$cold go build -o "$cold/labctl" ./cmd/labctl
+echo "cold build of labctl (empty GOCACHE): $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s"
+rm -rf "$cold"
+
+echo
 echo "== virtual time"
 go test -count=1 -v -run TestHoursOfVirtualTimeTakeMilliseconds ./fakeclock/ | grep "of real time" | sed 's/^ *fakeclock_test.go:[0-9]*: //'
 
