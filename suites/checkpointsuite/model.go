@@ -687,7 +687,9 @@ func (m *ckModel) stepRun(t *rapid.T) {
 	}
 	kind := rapid.IntRange(0, 9).Draw(t, "fault kind")
 	switch {
-	case n == 0 || kind < 3: // no fault
+	case empty && kind == 3:
+		r.point = "done"
+	case n == 0 || empty || kind < 3: // no fault
 	case kind == 3: // a context already done
 		r.point = "done"
 	default:
@@ -1417,7 +1419,7 @@ func (m *ckModel) cleanup() {
 }
 
 func checkModelSequences(t *testing.T, h *suites.History, fresh suites.Fresh[*target]) {
-	modelcheck.Sequences(t, h, fresh, modelcheck.Config{Sequences: 60, Steps: 20}, func(seq *modelcheck.Seq, tg *target) {
+	modelcheck.Sequences(t, h, fresh, modelcheck.Config{Sequences: 80, Steps: 25}, func(seq *modelcheck.Seq, tg *target) {
 		kv := &modelKV{data: map[string]task.Checkpoint{}}
 		m := &ckModel{seq: seq, h: seq.H, tg: tg, kv: kv, sink: newService(),
 			rng:   rand.New(rand.NewPCG(rapid.Uint64().Draw(seq.T, "source"), 8)),
