@@ -215,19 +215,19 @@ func showVals(vals []task.RecordedValue) string {
 type fault int
 
 const (
-	fNone        fault = iota
-	fFailBefore        // the call fails without effect (a step: fails before drawing)
-	fFailAfter         // the call takes effect, then fails (a step: draws, then fails)
-	fKVGet             // the KV's Get under the store fails
-	fKVPutBefore       // the KV's Put fails, writing nothing
-	fKVPutAfter        // the KV's Put writes, then fails
-	fCrashBefore       // the process dies before the call
-	fCrashAfter        // the process dies after the call took effect
-	fCancelBefore      // the caller cancels the context before the call
-	fCancelAfter       // the caller cancels the context after the call
-	fPanicBefore       // the step panics before drawing
-	fPanicAfter        // the step panics after drawing
-	fDeadline          // the step takes longer than the context's deadline
+	fNone         fault = iota
+	fFailBefore         // the call fails without effect (a step: fails before drawing)
+	fFailAfter          // the call takes effect, then fails (a step: draws, then fails)
+	fKVGet              // the KV's Get under the store fails
+	fKVPutBefore        // the KV's Put fails, writing nothing
+	fKVPutAfter         // the KV's Put writes, then fails
+	fCrashBefore        // the process dies before the call
+	fCrashAfter         // the process dies after the call took effect
+	fCancelBefore       // the caller cancels the context before the call
+	fCancelAfter        // the caller cancels the context after the call
+	fPanicBefore        // the step panics before drawing
+	fPanicAfter         // the step panics after drawing
+	fDeadline           // the step takes longer than the context's deadline
 )
 
 func (f fault) String() string {
@@ -249,7 +249,9 @@ var pointFaults = map[string][]fault{
 // stepPanic is the value a panicking step panics with.
 type stepPanic struct{ step int }
 
-func (p stepPanic) String() string { return fmt.Sprintf("step %d panicked: the venue API client hit a nil map", p.step) }
+func (p stepPanic) String() string {
+	return fmt.Sprintf("step %d panicked: the venue API client hit a nil map", p.step)
+}
 
 // ---- one run of a process, as the test observed it ----
 
@@ -342,7 +344,7 @@ func (r *runRec) isCancelled() bool {
 }
 
 func (r *runRec) doCancel(point string) {
-	r.p.m.h.Recordf(r.p.name, point, "the caller cancels Run's context")
+	r.p.m.recordf(r.p.name, point, "the caller cancels Run's context")
 	r.mu.Lock()
 	r.cancelled = true
 	r.mu.Unlock()
@@ -350,7 +352,7 @@ func (r *runRec) doCancel(point string) {
 }
 
 func (r *runRec) crash(point string) {
-	r.p.m.h.Record(r.p.name, point, "the process crashes here: nothing more runs")
+	r.p.m.record(r.p.name, point, "the process crashes here: nothing more runs")
 	r.crashOnce.Do(func() { close(r.crashed) })
 	<-r.never
 	runtime.Goexit() // the sequence is over: end the dead process's goroutine
@@ -392,11 +394,11 @@ func (v runStore) Load(ctx context.Context, taskID string) (task.Checkpoint, boo
 	r.set(i, func(o *op) { o.cp, o.found, o.err, o.fault = out, found, err, f })
 	switch {
 	case err != nil:
-		m.h.Recordf(r.p.name, "Load("+showID(taskID)+")", "error: %v", err)
+		m.recordf(r.p.name, "Load("+showID(taskID)+")", "error: %v", err)
 	case !found:
-		m.h.Record(r.p.name, "Load("+showID(taskID)+")", "no checkpoint")
+		m.record(r.p.name, "Load("+showID(taskID)+")", "no checkpoint")
 	default:
-		m.h.Record(r.p.name, "Load("+showID(taskID)+")", showCheckpoint(out))
+		m.record(r.p.name, "Load("+showID(taskID)+")", showCheckpoint(out))
 	}
 	switch f2 := r.at("load", true); f2 {
 	case fCrashAfter:
@@ -437,7 +439,7 @@ func (v runStore) Commit(ctx context.Context, cp task.Checkpoint) error {
 	err := m.store.Commit(ctx, cp)
 	m.kv.disarm()
 	r.set(i, func(o *op) { o.err, o.fault = err, f })
-	m.h.Record(r.p.name, what, outcome(err, "committed"))
+	m.record(r.p.name, what, outcome(err, "committed"))
 	switch f2 := r.at(point, true); f2 {
 	case fCrashAfter:
 		r.set(i, func(o *op) { o.fault, o.after = f2, true })
@@ -470,17 +472,17 @@ func (v runSink) Apply(ctx context.Context, key, payload string) error {
 	case fFailBefore:
 		err := fmt.Errorf("apply %s: %w", showID(key), errService)
 		r.set(i, func(o *op) { o.err, o.fault = err, f })
-		m.h.Recordf(r.p.name, what, "error: %v (not performed)", err)
+		m.recordf(r.p.name, what, "error: %v (not performed)", err)
 		return err
 	}
 	performed, err := m.sink.apply(key, payload)
 	switch {
 	case err != nil:
-		m.h.Record(r.p.name, what, "error: "+err.Error())
+		m.record(r.p.name, what, "error: "+err.Error())
 	case performed:
-		m.h.Recordf(r.p.name, what, "performed: %q", clip(payload))
+		m.recordf(r.p.name, what, "performed: %q", clip(payload))
 	default:
-		m.h.Record(r.p.name, what, "already performed with this payload: nothing done again")
+		m.record(r.p.name, what, "already performed with this payload: nothing done again")
 	}
 	f2 := r.at(point, true)
 	switch f2 {
@@ -491,7 +493,7 @@ func (v runSink) Apply(ctx context.Context, key, payload string) error {
 		r.doCancel(what)
 	case fFailAfter:
 		err = fmt.Errorf("apply %s: %w (the effect was performed, the answer lost)", showID(key), errService)
-		m.h.Recordf(r.p.name, what, "the answer is lost: %v", err)
+		m.recordf(r.p.name, what, "the answer is lost: %v", err)
 	}
 	if f2 != fNone {
 		f = f2
@@ -529,16 +531,16 @@ func (m *ckModel) steps(p *mproc, t *taskModel, n int) []task.TaskStep {
 			case fCancelBefore:
 				r.doCancel(what)
 			case fDeadline:
-				m.h.Recordf(p.name, what, "takes 31s: Run's deadline, 30s after it started, passes")
+				m.recordf(p.name, what, "takes 31s: Run's deadline, 30s after it started, passes")
 				time.Sleep(31 * time.Second)
 			case fFailBefore:
 				err := fmt.Errorf("%s: %w", name, errStep)
 				r.set(k, func(o *op) { o.effErr, o.fault = err, f })
-				m.h.Recordf(p.name, what, "fails: %v", err)
+				m.recordf(p.name, what, "fails: %v", err)
 				return "", err
 			case fPanicBefore:
 				r.set(k, func(o *op) { o.panicked, o.fault = true, f })
-				m.h.Record(p.name, what, "panics")
+				m.record(p.name, what, "panics")
 				panic(stepPanic{i})
 			}
 			var got []task.RecordedValue
@@ -556,7 +558,7 @@ func (m *ckModel) steps(p *mproc, t *taskModel, n int) []task.TaskStep {
 				}
 			}
 			r.set(k, func(o *op) { o.got = got })
-			m.h.Recordf(p.name, what, "computes its effect%s", describeValues(shown))
+			m.recordf(p.name, what, "computes its effect%s", describeValues(shown))
 			switch f2 := r.at(point, true); f2 {
 			case fCrashAfter:
 				r.set(k, func(o *op) { o.fault, o.after = f2, true })
@@ -566,11 +568,11 @@ func (m *ckModel) steps(p *mproc, t *taskModel, n int) []task.TaskStep {
 			case fFailAfter:
 				err := fmt.Errorf("%s: %w", name, errStep)
 				r.set(k, func(o *op) { o.effErr, o.fault = err, f2 })
-				m.h.Recordf(p.name, what, "fails after drawing: %v", err)
+				m.recordf(p.name, what, "fails after drawing: %v", err)
 				return "", err
 			case fPanicAfter:
 				r.set(k, func(o *op) { o.panicked, o.fault = true, f2 })
-				m.h.Record(p.name, what, "panics after drawing")
+				m.record(p.name, what, "panics after drawing")
 				panic(stepPanic{i})
 			}
 			return payloadOf(r.taskID, i, name, shown), nil
@@ -639,9 +641,9 @@ func (m *ckModel) newProc(token task.FencingToken) *mproc {
 		return r
 	})
 	if err != nil || p.runner == nil {
-		m.seq.Fatalf("NewRunner(Options{Token: %d, ...}) = %v, want a runner (R3)", token, err)
+		m.fatalf("NewRunner(Options{Token: %d, ...}) = %v, want a runner (R3)", token, err)
 	}
-	m.h.Recordf(p.name, "NewRunner", "a runner with token %d", token)
+	m.recordf(p.name, "NewRunner", "a runner with token %d", token)
 	m.procs = append(m.procs, p)
 	return p
 }
@@ -734,7 +736,7 @@ func (m *ckModel) stepRun(t *rapid.T) {
 	case r.f != fNone:
 		plan = fmt.Sprintf("at %s, %s", r.point, r.f)
 	}
-	m.h.Recordf(p.name, fmt.Sprintf("Run(%s, %d steps)", showID(r.taskID), n), "starts (%s)", plan)
+	m.recordf(p.name, fmt.Sprintf("Run(%s, %d steps)", showID(r.taskID), n), "starts (%s)", plan)
 	steps := m.steps(p, tm, n)
 	var (
 		err      error
@@ -756,19 +758,19 @@ func (m *ckModel) stepRun(t *rapid.T) {
 	switch state {
 	case returned:
 		if panicked != nil {
-			m.h.Recordf(p.name, what, "panics: %v", panicked)
+			m.recordf(p.name, what, "panics: %v", panicked)
 		} else {
-			m.h.Record(p.name, what+" returns", outcome(err, "nil: every step done"))
+			m.record(p.name, what+" returns", outcome(err, "nil: every step done"))
 		}
 	case crashed:
 		p.dead = true
 	case stuck:
-		m.seq.Fatalf("%s %s: it neither returned nor crashed where the test made it crash; it waits for something that never comes (a lock left locked, a reply nobody sends) (R4, R9)", what, plan)
+		m.fatalf("%s %s: it neither returned nor crashed where the test made it crash; it waits for something that never comes (a lock left locked, a reply nobody sends) (R4, R9)", what, plan)
 	}
 	if _, ok := panicked.(stepPanic); ok {
 		p.dead = true // its Run let the step's panic through: the process died there
 	} else if panicked != nil {
-		m.seq.Fatalf("%s panicked: %v, want an answer: only a step's panic may come out of Run (R9)", what, panicked)
+		m.fatalf("%s panicked: %v, want an answer: only a step's panic may come out of Run (R9)", what, panicked)
 	}
 	if !empty && n > 0 {
 		tm.lastN = n
@@ -802,7 +804,7 @@ func (m *ckModel) await(r *runRec, call *suites.Call) state {
 		}
 		runtime.Gosched()
 	}
-	if call.Settle() {
+	if settled(call) {
 		return returned
 	}
 	select {
@@ -811,6 +813,21 @@ func (m *ckModel) await(r *runRec, call *suites.Call) state {
 	default:
 		return stuck
 	}
+}
+
+// settled is call.Settle asked until it answers the same three times in a
+// row: on a machine loaded enough, a call that is on its way can look
+// parked for Settle's three looks (a goroutine the runtime has taken out of
+// its bubble for a moment while it starts a collection), and a call stuck
+// for good looks stuck every time.
+func settled(call *suites.Call) bool {
+	for range 3 {
+		if call.Settle() {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return false
 }
 
 // checkRun compares what a run did with what the rules allow.
@@ -825,10 +842,10 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 	// A context done before Run, an empty task ID, zero steps.
 	if r.point == "done" {
 		if len(ops) > 0 {
-			m.seq.Fatalf("%s with a context already cancelled called the store, a step or the effect service, want nothing done (R11)", what)
+			m.fatalf("%s with a context already cancelled called the store, a step or the effect service, want nothing done (R11)", what)
 		}
 		if !errors.Is(err, context.Canceled) {
-			m.seq.Fatalf("%s with a context already cancelled = %v, want an error wrapping %q (R11: the context comes first)", what, err, context.Canceled)
+			m.fatalf("%s with a context already cancelled = %v, want an error wrapping %q (R11: the context comes first)", what, err, context.Canceled)
 		}
 		m.checkStopped(r, what)
 		return
@@ -836,11 +853,11 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 	if r.taskID == "" {
 		for _, o := range ops {
 			if o.kind != opLoad {
-				m.seq.Fatalf("%s with no task ID ran a step, committed or applied, want nothing done (R4)", what)
+				m.fatalf("%s with no task ID ran a step, committed or applied, want nothing done (R4)", what)
 			}
 		}
 		if ended && !errors.Is(err, task.ErrNoTaskID) {
-			m.seq.Fatalf("%s with no task ID = %v, want an error wrapping %q (R4)", what, err, task.ErrNoTaskID)
+			m.fatalf("%s with no task ID = %v, want an error wrapping %q (R4)", what, err, task.ErrNoTaskID)
 		}
 		if ended {
 			m.checkStopped(r, what)
@@ -850,11 +867,11 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 	if r.n == 0 {
 		for _, o := range ops {
 			if o.kind != opLoad {
-				m.seq.Fatalf("%s with zero steps committed or applied something, want nothing run and nothing written (R4)", what)
+				m.fatalf("%s with zero steps committed or applied something, want nothing run and nothing written (R4)", what)
 			}
 		}
 		if ended && err != nil && !errors.Is(err, task.ErrStaleToken) {
-			m.seq.Fatalf("%s with zero steps = %v, want nil (R4)", what, err)
+			m.fatalf("%s with zero steps = %v, want nil (R4)", what, err)
 		}
 		for _, o := range ops {
 			if o.err == nil && o.found {
@@ -885,8 +902,8 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 		// valuesMayFollow: the run failed in a step or was cancelled,
 		// and may still commit the values it drew (R7, R11).
 		valuesMayFollow bool
-		failedAt   string
-		fresh      []task.RecordedValue // values drawn in this run, in order
+		failedAt        string
+		fresh           []task.RecordedValue // values drawn in this run, in order
 	)
 	stop := func(o string, e error) {
 		if failure == nil {
@@ -895,10 +912,10 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 	}
 	for _, o := range ops {
 		if failure != nil && !(o.kind == opCommit && o.cp.Next == next && valuesMayFollow) {
-			m.seq.Fatalf("%s went on after %s failed (%v): it %s, want Run to stop there (R8, R9)", what, failedAt, failure, describeOp(o))
+			m.fatalf("%s went on after %s failed (%v): it %s, want Run to stop there (R8, R9)", what, failedAt, failure, describeOp(o))
 		}
 		if o.cancelled && (o.kind == opEffect || o.kind == opApply) {
-			m.seq.Fatalf("%s %s after its context was cancelled, want nothing more run or applied: Run checks its context before each step and before each effect (R11)", what, describeOp(o))
+			m.fatalf("%s %s after its context was cancelled, want nothing more run or applied: Run checks its context before each step and before each effect (R11)", what, describeOp(o))
 		}
 		if o.fault == fCrashBefore {
 			continue // the process died before the call
@@ -906,18 +923,18 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 		switch o.kind {
 		case opLoad:
 			if loaded {
-				m.seq.Fatalf("%s loaded the checkpoint a second time, mid-run; want one Load, before the first step (R4)", what)
+				m.fatalf("%s loaded the checkpoint a second time, mid-run; want one Load, before the first step (R4)", what)
 			}
 			loaded = true
 			if o.err != nil {
 				if o.fault == fKVGet && !errors.Is(o.err, errStorage) {
-					m.seq.Fatalf("Load(%s) while the KV's Get fails = %v, want an error wrapping the KV's %q (R2)", showID(r.taskID), o.err, errStorage)
+					m.fatalf("Load(%s) while the KV's Get fails = %v, want an error wrapping the KV's %q (R2)", showID(r.taskID), o.err, errStorage)
 				}
 				stop("Load", o.err)
 				continue
 			}
 			if o.fault == fKVGet {
-				m.seq.Fatalf("Load(%s) while the KV's Get fails = %s (found %v), <nil>, want an error wrapping the KV's %q: a failed read is not an answer (R2, R9)", showID(r.taskID), showCheckpoint(o.cp), o.found, errStorage)
+				m.fatalf("Load(%s) while the KV's Get fails = %s (found %v), <nil>, want an error wrapping the KV's %q: a failed read is not an answer (R2, R9)", showID(r.taskID), showCheckpoint(o.cp), o.found, errStorage)
 			}
 			ms := match(tm.states, o.cp, o.found)
 			if len(ms) == 0 {
@@ -925,7 +942,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 				if o.found {
 					got = showCheckpoint(o.cp)
 				}
-				m.seq.Fatalf("Load(%s) = %s, want the last checkpoint committed, exactly: %s (R1)", showID(r.taskID), got, showStates(tm.states))
+				m.fatalf("Load(%s) = %s, want the last checkpoint committed, exactly: %s (R1)", showID(r.taskID), got, showStates(tm.states))
 			}
 			tm.states = ms
 			if o.found {
@@ -937,24 +954,24 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 			resumed, completed = next, next
 		case opEffect:
 			if !loaded {
-				m.seq.Fatalf("%s ran step %d before loading the task's checkpoint, want Load first: the run starts at its Next (R4)", what, o.step)
+				m.fatalf("%s ran step %d before loading the task's checkpoint, want Load first: the run starts at its Next (R4)", what, o.step)
 			}
 			if appliedOK >= 0 {
-				m.seq.Fatalf("%s ran step %d while the checkpoint of step %d, whose effect was applied, was not committed, want the commit of Next %d first (R6)", what, o.step, appliedOK, appliedOK+1)
+				m.fatalf("%s ran step %d while the checkpoint of step %d, whose effect was applied, was not committed, want the commit of Next %d first (R6)", what, o.step, appliedOK, appliedOK+1)
 			}
 			if o.step != next {
 				if o.step < next {
-					m.seq.Fatalf("%s ran step %d, want step %d: the checkpoint it loaded or committed says steps before %d are done, and a done step never runs again (R4)", what, o.step, next, next)
+					m.fatalf("%s ran step %d, want step %d: the checkpoint it loaded or committed says steps before %d are done, and a done step never runs again (R4)", what, o.step, next, next)
 				}
-				m.seq.Fatalf("%s ran step %d, want step %d: every step once, in order, from the checkpoint's Next (R4)", what, o.step, next)
+				m.fatalf("%s ran step %d, want step %d: every step once, in order, from the checkpoint's Next (R4)", what, o.step, next)
 			}
 			rec := valuesOfStep(known.Values, o.step)
 			k := min(len(rec), len(o.got))
 			if !sameValues(o.got[:k], rec[:k]) {
-				m.seq.Fatalf("step %d of %s got %s from its Recorder, want the values recorded for it, %s, in order (R7)", o.step, showID(r.taskID), showVals(o.got), showVals(rec))
+				m.fatalf("step %d of %s got %s from its Recorder, want the values recorded for it, %s, in order (R7)", o.step, showID(r.taskID), showVals(o.got), showVals(rec))
 			}
 			if len(o.got) < len(rec) && o.effErr == nil && !o.panicked && o.fault == fNone {
-				m.seq.Fatalf("step %d of %s got %s, want its recorded values %s (R7)", o.step, showID(r.taskID), showVals(o.got), showVals(rec))
+				m.fatalf("step %d of %s got %s, want its recorded values %s (R7)", o.step, showID(r.taskID), showVals(o.got), showVals(rec))
 			}
 			for _, v := range o.got[k:] {
 				ok := false
@@ -965,14 +982,14 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 					ok = slices.Contains(randOut, v.Rand)
 				}
 				if !ok {
-					m.seq.Fatalf("step %d of %s got %s, which is neither a value recorded for it (%s) nor one the runner's Now or Rand gave: each new value is drawn from the runner's clock and source (R3, R7)", o.step, showID(r.taskID), v, showVals(rec))
+					m.fatalf("step %d of %s got %s, which is neither a value recorded for it (%s) nor one the runner's Now or Rand gave: each new value is drawn from the runner's clock and source (R3, R7)", o.step, showID(r.taskID), v, showVals(rec))
 				}
 				fresh = append(fresh, v)
 			}
 			switch {
 			case o.panicked && ended:
 				if err == nil {
-					m.seq.Fatalf("%s returned nil after step %d panicked, want an error: the step did not run (R9)", what, o.step)
+					m.fatalf("%s returned nil after step %d panicked, want an error: the step did not run (R9)", what, o.step)
 				}
 				stop(fmt.Sprintf("step %d", o.step), err)
 				valuesMayFollow = true
@@ -987,34 +1004,34 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 			cp := o.cp
 			switch {
 			case cp.TaskID != r.taskID:
-				m.seq.Fatalf("%s committed a checkpoint of task %s, want %s (R1, R4)", what, showID(cp.TaskID), showID(r.taskID))
+				m.fatalf("%s committed a checkpoint of task %s, want %s (R1, R4)", what, showID(cp.TaskID), showID(r.taskID))
 			case cp.Token != r.p.token:
-				m.seq.Fatalf("%s committed %s, want token %d, the runner's (R8)", what, showCheckpoint(cp), r.p.token)
+				m.fatalf("%s committed %s, want token %d, the runner's (R8)", what, showCheckpoint(cp), r.p.token)
 			case cp.Total != r.n:
-				m.seq.Fatalf("%s committed %s, want Total %d, the number of steps of this Run (R4)", what, showCheckpoint(cp), r.n)
+				m.fatalf("%s committed %s, want Total %d, the number of steps of this Run (R4)", what, showCheckpoint(cp), r.n)
 			case !loaded:
-				m.seq.Fatalf("%s committed %s before loading the task's checkpoint (R4)", what, showCheckpoint(cp))
+				m.fatalf("%s committed %s before loading the task's checkpoint (R4)", what, showCheckpoint(cp))
 			}
 			switch {
 			case cp.Next == next:
 			case cp.Next == next+1 && appliedOK == next:
 				doneTried = true
 			case cp.Next == next+1:
-				m.seq.Fatalf("%s committed %s before Apply of step %d returned nil: a checkpoint marks a step done only once its effect is durable (R6)", what, showCheckpoint(cp), next)
+				m.fatalf("%s committed %s before Apply of step %d returned nil: a checkpoint marks a step done only once its effect is durable (R6)", what, showCheckpoint(cp), next)
 			default:
-				m.seq.Fatalf("%s committed %s while on step %d, want Next %d (values of the step) or %d (the step done) (R4, R6)", what, showCheckpoint(cp), next, next, next+1)
+				m.fatalf("%s committed %s while on step %d, want Next %d (values of the step) or %d (the step done) (R4, R6)", what, showCheckpoint(cp), next, next, next+1)
 			}
 			// Values: the loaded ones, then those drawn in this run, in
 			// order, each once; those of the step marked done all there.
 			base := loadedValues(ops)
 			want := append(slices.Clone(base), fresh...)
 			if len(cp.Values) > len(want) || !sameValues(cp.Values, want[:len(cp.Values)]) || len(cp.Values) < len(base) {
-				m.seq.Fatalf("%s committed %s, want the values %s: those of the checkpoint it loaded, then those its steps drew, each once, in the order drawn (R7)", what, showCheckpoint(cp), showVals(want))
+				m.fatalf("%s committed %s, want the values %s: those of the checkpoint it loaded, then those its steps drew, each once, in the order drawn (R7)", what, showCheckpoint(cp), showVals(want))
 			}
 			if cp.Next == next+1 {
 				for _, v := range gotLast {
 					if !slices.ContainsFunc(cp.Values, func(w task.RecordedValue) bool { return sameValue(v, w) }) {
-						m.seq.Fatalf("%s committed %s, which lacks %s, a value step %d drew: the checkpoint keeps every value drawn (R7)", what, showCheckpoint(cp), v, next)
+						m.fatalf("%s committed %s, which lacks %s, a value step %d drew: the checkpoint keeps every value drawn (R7)", what, showCheckpoint(cp), v, next)
 					}
 				}
 			}
@@ -1033,17 +1050,17 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 					tm.states = addState(tm.states, ckState{found: true, cp: deepCopy(cp)})
 				}
 				if (o.fault == fKVGet || o.fault == fKVPutBefore || o.fault == fKVPutAfter) && !errors.Is(o.err, errStorage) {
-					m.seq.Fatalf("Commit(%s) while %s = %v, want an error wrapping the KV's %q (R2)", showCheckpoint(cp), o.fault, o.err, errStorage)
+					m.fatalf("Commit(%s) while %s = %v, want an error wrapping the KV's %q (R2)", showCheckpoint(cp), o.fault, o.err, errStorage)
 				}
 				stale := false
 				for _, st := range tm.states {
 					stale = stale || (st.found && st.cp.Token > cp.Token)
 				}
 				if o.fault == fNone && !o.cancelled && !r.isCancelled() && !(stale && errors.Is(o.err, task.ErrStaleToken)) {
-					m.seq.Fatalf("Commit(%s) = %v, want nil: its token is at least the task's, and nothing failed (R1)", showCheckpoint(cp), o.err)
+					m.fatalf("Commit(%s) = %v, want nil: its token is at least the task's, and nothing failed (R1)", showCheckpoint(cp), o.err)
 				}
 				if cp.Next == next+1 && (errors.Is(o.err, context.Canceled) || errors.Is(o.err, context.DeadlineExceeded)) {
-					m.seq.Fatalf("%s: the commit of step %d, whose effect was applied, = %v, want it committed even though the context is done: an effect applied is checkpointed (R11)", what, next, o.err)
+					m.fatalf("%s: the commit of step %d, whose effect was applied, = %v, want it committed even though the context is done: an effect applied is checkpointed (R11)", what, next, o.err)
 				}
 				stop("Commit", o.err)
 			}
@@ -1054,20 +1071,20 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 			wantKey := stepKey(r.taskID, next)
 			switch {
 			case effectDone != next:
-				m.seq.Fatalf("%s applied %s, want no Apply before step %d's Effect returned its payload (R4, R6)", what, showID(o.key), next)
+				m.fatalf("%s applied %s, want no Apply before step %d's Effect returned its payload (R4, R6)", what, showID(o.key), next)
 			case o.key != wantKey:
-				m.seq.Fatalf("%s applied step %d under the key %s, want %s: task ID, \"/\", step index (R5)", what, next, showID(o.key), showID(wantKey))
+				m.fatalf("%s applied step %d under the key %s, want %s: task ID, \"/\", step index (R5)", what, next, showID(o.key), showID(wantKey))
 			case o.payload != payloadOf(r.taskID, next, stepNames[next%len(stepNames)], render(gotLast)):
-				m.seq.Fatalf("%s applied step %d with payload %q, want the payload its Effect returned, %q (R6)", what, next, clip(o.payload), clip(payloadOf(r.taskID, next, stepNames[next%len(stepNames)], render(gotLast))))
+				m.fatalf("%s applied step %d with payload %q, want the payload its Effect returned, %q (R6)", what, next, clip(o.payload), clip(payloadOf(r.taskID, next, stepNames[next%len(stepNames)], render(gotLast))))
 			}
 			if len(gotLast) > 0 && !sameValues(valuesOfStep(known.Values, next), gotLast) {
-				m.seq.Fatalf("%s applied step %d, which drew %s, while the checkpoint it last committed holds %s for it: values are committed before the effect they shape is applied (R7)", what, next, showVals(gotLast), showVals(valuesOfStep(known.Values, next)))
+				m.fatalf("%s applied step %d, which drew %s, while the checkpoint it last committed holds %s for it: values are committed before the effect they shape is applied (R7)", what, next, showVals(gotLast), showVals(valuesOfStep(known.Values, next)))
 			}
 			if known.Next > next {
-				m.seq.Fatalf("%s applied step %d while its checkpoint says %s (R6)", what, next, showCheckpoint(known))
+				m.fatalf("%s applied step %d while its checkpoint says %s (R6)", what, next, showCheckpoint(known))
 			}
 			if errors.Is(o.err, task.ErrEffectMismatch) && o.fault == fNone {
-				m.seq.Fatalf("%s: the effect service refused step %d: %v; a step run again must send the payload of its first run, from its recorded values (R7)", what, next, o.err)
+				m.fatalf("%s: the effect service refused step %d: %v; a step run again must send the payload of its first run, from its recorded values (R7)", what, next, o.err)
 			}
 			switch {
 			case o.err == nil:
@@ -1084,11 +1101,11 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 	cancelledRun := r.isCancelled()
 	switch {
 	case appliedOK >= 0 && !doneTried:
-		m.seq.Fatalf("%s returned %v after Apply of step %d returned nil, without committing the step: an effect applied is checkpointed, even when the context is done (R6, R11)", what, err, appliedOK)
+		m.fatalf("%s returned %v after Apply of step %d returned nil, without committing the step: an effect applied is checkpointed, even when the context is done (R6, R11)", what, err, appliedOK)
 	case panickedRun:
 	case failure != nil:
 		if err == nil {
-			m.seq.Fatalf("%s = nil after %s failed (%v), want that error, wrapped (R8, R9)", what, failedAt, failure)
+			m.fatalf("%s = nil after %s failed (%v), want that error, wrapped (R8, R9)", what, failedAt, failure)
 		}
 		var cause error
 		switch {
@@ -1106,7 +1123,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 			cause = context.Canceled
 		}
 		if cause != nil && !errors.Is(err, cause) {
-			m.seq.Fatalf("%s = %v after %s failed (%v), want an error wrapping %q (R8, R9, R11)", what, err, failedAt, failure, cause)
+			m.fatalf("%s = %v after %s failed (%v), want an error wrapping %q (R8, R9, R11)", what, err, failedAt, failure, cause)
 		}
 	case cancelledRun:
 		ctxErr := context.Canceled
@@ -1114,17 +1131,17 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 			ctxErr = context.DeadlineExceeded
 		}
 		if next < r.n && !errors.Is(err, ctxErr) {
-			m.seq.Fatalf("%s = %v, its context done at step %d of %d, want an error wrapping %q (R11)", what, err, next, r.n, ctxErr)
+			m.fatalf("%s = %v, its context done at step %d of %d, want an error wrapping %q (R11)", what, err, next, r.n, ctxErr)
 		}
 		if next == r.n && err != nil && !errors.Is(err, ctxErr) {
-			m.seq.Fatalf("%s = %v, every step done, want nil or an error wrapping %q (R11)", what, err, ctxErr)
+			m.fatalf("%s = %v, every step done, want nil or an error wrapping %q (R11)", what, err, ctxErr)
 		}
 	default:
 		if err != nil {
-			m.seq.Fatalf("%s = %v, want nil: nothing failed (R4)", what, err)
+			m.fatalf("%s = %v, want nil: nothing failed (R4)", what, err)
 		}
 		if next != r.n {
-			m.seq.Fatalf("%s = nil with the task at step %d of %d, want every step run (R4)", what, next, r.n)
+			m.fatalf("%s = nil with the task at step %d of %d, want every step run (R4)", what, next, r.n)
 		}
 	}
 	if panickedRun {
@@ -1135,14 +1152,14 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 		got := r.p.runner.Progress()
 		want := task.RunProgress{TaskID: r.taskID, Total: r.n, Completed: completed, ResumedFrom: resumed}
 		if got != want {
-			m.seq.Fatalf("after %s returned, Progress() = %s, want %s (R10)", what, showProgress(got), showProgress(want))
+			m.fatalf("after %s returned, Progress() = %s, want %s (R10)", what, showProgress(got), showProgress(want))
 		}
 	}
 }
 
 func (m *ckModel) checkStopped(r *runRec, what string) {
 	if got := r.p.runner.Progress(); got.Running {
-		m.seq.Fatalf("after %s returned, Progress() = %s, want Running false (R10)", what, showProgress(got))
+		m.fatalf("after %s returned, Progress() = %s, want Running false (R10)", what, showProgress(got))
 	}
 }
 
@@ -1203,9 +1220,9 @@ func (m *ckModel) call(what string, f func()) {
 	for i := 0; i < 100 && !c.Returned(); i++ {
 		runtime.Gosched()
 	}
-	if !c.Settle() {
-		m.h.Record("caller", what, "still waiting")
-		m.seq.Fatalf("%s did not return: it waits for something (a lock left locked by an earlier call), want an answer at once (R1, R2)", what)
+	if !settled(c) {
+		m.record("caller", what, "still waiting")
+		m.fatalf("%s did not return: it waits for something (a lock left locked by an earlier call), want an answer at once (R1, R2)", what)
 	}
 }
 
@@ -1267,12 +1284,12 @@ func (m *ckModel) stepStoreCommit(t *rapid.T) {
 	var err error
 	m.call(what, func() { err = m.store.Commit(ctx, cp) })
 	m.kv.disarm()
-	m.h.Record("caller", what+f.String(), outcome(err, "committed"))
+	m.record("caller", what+f.String(), outcome(err, "committed"))
 	if len(vals) > 0 && rapid.Bool().Draw(t, "change values") {
 		vals[0].Step += 100
 		vals[0].Rand ^= 0xdead
 		vals[0].Time = vals[0].Time.Add(time.Hour)
-		m.h.Record("caller", "changes Values[0] of the checkpoint it committed", "in its own slice")
+		m.record("caller", "changes Values[0] of the checkpoint it committed", "in its own slice")
 	}
 	written := ckState{found: true, cp: saved}
 	var accepting, refusing []ckState
@@ -1290,28 +1307,28 @@ func (m *ckModel) stepStoreCommit(t *rapid.T) {
 	switch f {
 	case sfCancelled:
 		if !errors.Is(err, context.Canceled) && !(token == 0 && errors.Is(err, task.ErrStaleToken)) {
-			m.seq.Fatalf("%s with a cancelled context = %v, want an error wrapping %q and nothing written (R2)", what, err, context.Canceled)
+			m.fatalf("%s with a cancelled context = %v, want an error wrapping %q and nothing written (R2)", what, err, context.Canceled)
 		}
 	case sfGet:
 		if !errors.Is(err, errStorage) && !(len(refusing) > 0 && errors.Is(err, task.ErrStaleToken)) {
-			m.seq.Fatalf("%s while the KV's Get fails = %v, want an error wrapping the KV's %q: without the task's token there is no check, and nothing is written (R2)", what, err, errStorage)
+			m.fatalf("%s while the KV's Get fails = %v, want an error wrapping the KV's %q: without the task's token there is no check, and nothing is written (R2)", what, err, errStorage)
 		}
 	case sfNone, sfPutBefore, sfPutAfter:
 		switch {
 		case err == nil && f != sfNone:
-			m.seq.Fatalf("%s%s = nil, want an error wrapping the KV's %q (R2)", what, f, errStorage)
+			m.fatalf("%s%s = nil, want an error wrapping the KV's %q (R2)", what, f, errStorage)
 		case err == nil && len(accepting) > 0:
 			m.stores[id] = []ckState{written}
 		case err == nil:
-			m.seq.Fatalf("%s = nil, want an error wrapping %q: the task holds %s, and a lower token, or 0, is refused (R1)", what, task.ErrStaleToken, state)
+			m.fatalf("%s = nil, want an error wrapping %q: the task holds %s, and a lower token, or 0, is refused (R1)", what, task.ErrStaleToken, state)
 		case errors.Is(err, task.ErrStaleToken) && len(refusing) > 0:
 			m.stores[id] = refusing
 		case len(accepting) == 0:
-			m.seq.Fatalf("%s%s = %v, want an error wrapping %q: the task holds %s (R1)", what, f, err, task.ErrStaleToken, state)
+			m.fatalf("%s%s = %v, want an error wrapping %q: the task holds %s (R1)", what, f, err, task.ErrStaleToken, state)
 		case f == sfNone:
-			m.seq.Fatalf("%s = %v, want nil: the task holds %s, and a token at least its own, not 0, is accepted (R1)", what, err, state)
+			m.fatalf("%s = %v, want nil: the task holds %s, and a token at least its own, not 0, is accepted (R1)", what, err, state)
 		case !errors.Is(err, errStorage):
-			m.seq.Fatalf("%s%s = %v, want an error wrapping the KV's %q (R2)", what, f, err, errStorage)
+			m.fatalf("%s%s = %v, want an error wrapping the KV's %q (R2)", what, f, err, errStorage)
 		case f == sfPutAfter:
 			m.stores[id] = accepting
 			m.stores[id] = addState(m.stores[id], written)
@@ -1359,19 +1376,19 @@ func (m *ckModel) stepStoreLoad(t *rapid.T) {
 	if found {
 		got = showCheckpoint(cp)
 	}
-	m.h.Record("caller", what+f.String(), outcome(err, got))
+	m.record("caller", what+f.String(), outcome(err, got))
 	if id == "" && errors.Is(err, task.ErrNoTaskID) {
 		return
 	}
 	switch f {
 	case sfGet:
 		if !errors.Is(err, errStorage) {
-			m.seq.Fatalf("%s while the KV's Get fails = %s, %v, want an error wrapping the KV's %q, never \"no checkpoint\" (R2)", what, got, err, errStorage)
+			m.fatalf("%s while the KV's Get fails = %s, %v, want an error wrapping the KV's %q, never \"no checkpoint\" (R2)", what, got, err, errStorage)
 		}
 		return
 	case sfCancelled:
 		if !errors.Is(err, context.Canceled) {
-			m.seq.Fatalf("%s with a cancelled context = %s, %v, want an error wrapping %q (R2)", what, got, err, context.Canceled)
+			m.fatalf("%s with a cancelled context = %s, %v, want an error wrapping %q (R2)", what, got, err, context.Canceled)
 		}
 		return
 	}
@@ -1383,7 +1400,7 @@ func (m *ckModel) stepStoreLoad(t *rapid.T) {
 	}
 	ms := match(states, cp, found)
 	if err != nil || len(ms) == 0 {
-		m.seq.Fatalf("%s = %s, %v, want the last checkpoint committed, exactly: %s (R1)", what, got, err, showStates(states))
+		m.fatalf("%s = %s, %v, want the last checkpoint committed, exactly: %s (R1)", what, got, err, showStates(states))
 	}
 	if tm := m.tasks[id]; tm != nil {
 		tm.states = ms
@@ -1393,7 +1410,7 @@ func (m *ckModel) stepStoreLoad(t *rapid.T) {
 	if len(cp.Values) > 0 {
 		cp.Values[0].Step += 100
 		cp.Values[0].Rand ^= 0xbeef
-		m.h.Record("caller", "changes Values[0] of the checkpoint Load gave it", "in the slice it got")
+		m.record("caller", "changes Values[0] of the checkpoint Load gave it", "in the slice it got")
 	}
 }
 
@@ -1434,4 +1451,29 @@ func checkModelSequences(t *testing.T, h *suites.History, fresh suites.Fresh[*ta
 			"advance": m.stepAdvance,
 		})
 	})
+}
+
+// shorten cuts the middle out of a text longer than n bytes (an error that
+// quotes a task ID of 3,000 bytes), keeping it valid UTF-8.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head, tail := n*3/5, n*2/5
+	return strings.ToValidUTF8(s[:head], "") + fmt.Sprintf(" …(%d bytes cut)… ", len(s)-head-tail) + strings.ToValidUTF8(s[len(s)-tail:], "")
+}
+
+func (m *ckModel) record(actor, action, out string) {
+	m.h.Record(actor, shorten(action, 200), shorten(out, 300))
+}
+
+func (m *ckModel) recordf(actor, action, format string, args ...any) {
+	m.record(actor, action, fmt.Sprintf(format, args...))
+}
+
+// fatalf fails the sequence (see modelcheck.Seq.Fatalf), its message cut
+// to a readable length.
+func (m *ckModel) fatalf(format string, args ...any) {
+	m.seq.Helper()
+	m.seq.Fatalf("%s", shorten(fmt.Sprintf(format, args...), 900))
 }
