@@ -922,9 +922,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 		}
 		switch o.kind {
 		case opLoad:
-			if loaded {
-				m.fatalf("%s loaded the checkpoint a second time, mid-run; want one Load, before the first step (R4)", what)
-			}
+			again := loaded
 			loaded = true
 			if o.err != nil {
 				if o.fault == fKVGet && !errors.Is(o.err, errStorage) {
@@ -945,6 +943,14 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 				m.fatalf("Load(%s) = %s, want the last checkpoint committed, exactly: %s (R1)", showID(r.taskID), got, showStates(tm.states))
 			}
 			tm.states = ms
+			if again {
+				// Loading again mid-run is no rule's business; what it
+				// loads is (R1), and a higher token stops the run (R8).
+				if o.found && o.cp.Token > r.p.token {
+					stop("Load", fmt.Errorf("the checkpoint has token %d: %w", o.cp.Token, task.ErrStaleToken))
+				}
+				continue
+			}
 			if o.found {
 				known, next = deepCopy(o.cp), o.cp.Next
 				if o.cp.Token > r.p.token {
