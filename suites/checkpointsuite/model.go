@@ -228,10 +228,11 @@ const (
 	fPanicBefore        // the step panics before drawing
 	fPanicAfter         // the step panics after drawing
 	fDeadline           // the step takes longer than the context's deadline
+	fPause              // the process pauses before the call, until the test wakes it
 )
 
 func (f fault) String() string {
-	return [...]string{"", "fails before its effect", "fails after its effect", "the KV's Get fails", "the KV's Put fails before writing", "the KV's Put writes, then fails", "the process crashes before it", "the process crashes after it", "the caller cancels the context before it", "the caller cancels the context after it", "the step panics before drawing", "the step panics after drawing", "the context's deadline passes during it"}[f]
+	return [...]string{"", "fails before its effect", "fails after its effect", "the KV's Get fails", "the KV's Put fails before writing", "the KV's Put writes, then fails", "the process crashes before it", "the process crashes after it", "the caller cancels the context before it", "the caller cancels the context after it", "the step panics before drawing", "the step panics after drawing", "the context's deadline passes during it", "the process pauses before it (a long GC pause, a stalled VM)"}[f]
 }
 
 func (f fault) after() bool {
@@ -306,6 +307,13 @@ type runRec struct {
 	crashed   chan struct{}
 	never     chan struct{}
 	crashOnce sync.Once
+	paused    chan struct{}
+	resume    chan struct{}
+	ending    bool // the sequence is over: a paused process ends there
+	pausedAt  int  // the index of the op the process paused in
+	result    error
+	panicVal  any
+	call      *suites.Call
 }
 
 // mproc is one worker process: a runner of the student's and its token.
@@ -356,6 +364,22 @@ func (r *runRec) crash(point string) {
 	r.crashOnce.Do(func() { close(r.crashed) })
 	<-r.never
 	runtime.Goexit() // the sequence is over: end the dead process's goroutine
+}
+
+func (r *runRec) pause(i int, point string) {
+	r.p.m.record(r.p.name, point, "the process pauses here (a long GC pause, a stalled VM)")
+	r.mu.Lock()
+	r.pausedAt = i
+	r.mu.Unlock()
+	close(r.paused)
+	<-r.resume
+	r.mu.Lock()
+	ending := r.ending
+	r.mu.Unlock()
+	if ending {
+		runtime.Goexit() // the sequence ended while the process was paused
+	}
+	r.p.m.record(r.p.name, point, "the process wakes up and carries on")
 }
 
 func (r *runRec) add(o op) int {
@@ -427,6 +451,9 @@ func (v runStore) Commit(ctx context.Context, cp task.Checkpoint) error {
 	case fCrashBefore:
 		r.set(i, func(o *op) { o.fault = f })
 		r.crash(what)
+	case fPause:
+		r.set(i, func(o *op) { o.fault = f })
+		r.pause(i, what)
 	case fCancelBefore:
 		r.doCancel(what)
 	case fKVGet:
@@ -467,6 +494,9 @@ func (v runSink) Apply(ctx context.Context, key, payload string) error {
 	case fCrashBefore:
 		r.set(i, func(o *op) { o.fault = f })
 		r.crash(what)
+	case fPause:
+		r.set(i, func(o *op) { o.fault = f })
+		r.pause(i, what)
 	case fCancelBefore:
 		r.doCancel(what)
 	case fFailBefore:
@@ -605,9 +635,13 @@ type ckModel struct {
 	tasks  map[string]*taskModel
 	stores map[string][]ckState
 	procs  []*mproc
-	runs   []*runRec
-	calls  []*suites.Call
-	nproc  int
+	// zombie is the run of a process paused mid-run, if any, and
+	// zombieTask its task.
+	zombie     *runRec
+	zombieTask *taskModel
+	runs       []*runRec
+	calls      []*suites.Call
+	nproc      int
 }
 
 func (m *ckModel) newProc(token task.FencingToken) *mproc {
@@ -664,6 +698,9 @@ func (m *ckModel) task(t *rapid.T) *taskModel {
 // stepRun runs one task in one process, with at most one fault.
 func (m *ckModel) stepRun(t *rapid.T) {
 	tm := m.task(t)
+	if m.zombie != nil && rapid.Bool().Draw(t, "the paused process's task") {
+		tm = m.zombieTask // a newer process takes the task over
+	}
 	// The process: a new one with the next token (a restart), the one
 	// that ran the task last and lives (its own token again), or a new
 	// one with a token lower than the task's (a process that got its
@@ -683,7 +720,8 @@ func (m *ckModel) stepRun(t *rapid.T) {
 	}
 	n := rapid.IntRange(tm.lastN, modelMaxSteps).Draw(t, "steps")
 	empty := n > 0 && rapid.IntRange(0, 12).Draw(t, "empty task ID") == 0
-	r := &runRec{p: p, taskID: tm.id, n: n, cur: -1, crashed: make(chan struct{}), never: make(chan struct{})}
+	r := &runRec{p: p, taskID: tm.id, n: n, cur: -1, crashed: make(chan struct{}), never: make(chan struct{}),
+		paused: make(chan struct{}), resume: make(chan struct{})}
 	if empty {
 		r.taskID = ""
 	}
@@ -708,7 +746,11 @@ func (m *ckModel) stepRun(t *rapid.T) {
 		default:
 			at = "commit"
 		}
-		r.f = rapid.SampledFrom(pointFaults[at]).Draw(t, "fault")
+		faults := pointFaults[at]
+		if at != "load" && at != "effect" && m.zombie == nil {
+			faults = append(slices.Clone(faults), fPause, fPause, fPause)
+		}
+		r.f = rapid.SampledFrom(faults).Draw(t, "fault")
 		r.point = at
 		if at != "load" {
 			r.point = fmt.Sprintf("%s/%d", at, rapid.IntRange(0, n-1).Draw(t, "fault step"))
@@ -748,11 +790,15 @@ func (m *ckModel) stepRun(t *rapid.T) {
 				if v := recover(); v != nil {
 					panicked = v
 				}
+				r.mu.Lock()
+				r.result, r.panicVal = err, panicked
+				r.mu.Unlock()
 			}()
 			err = p.runner.Run(ctx, r.taskID, steps)
 		})
 	})
 	m.calls = append(m.calls, call)
+	r.call = call
 	state := m.await(r, call)
 	what := fmt.Sprintf("Run(%s, %d steps)", showID(r.taskID), n)
 	switch state {
@@ -764,6 +810,12 @@ func (m *ckModel) stepRun(t *rapid.T) {
 		}
 	case crashed:
 		p.dead = true
+	case paused:
+		// A zombie in the making: its calls so far are checked now, the
+		// rest when the test wakes it (stepWake).
+		m.zombie, m.zombieTask = r, tm
+		m.checkRun(tm, r, true, false, nil)
+		return
 	case stuck:
 		m.fatalf("%s %s: it neither returned nor crashed where the test made it crash; it waits for something that never comes (a lock left locked, a reply nobody sends) (R4, R9)", what, plan)
 	}
@@ -790,6 +842,8 @@ func (m *ckModel) await(r *runRec, call *suites.Call) state {
 			return returned
 		case <-r.crashed:
 			return crashed
+		case <-r.paused:
+			return paused
 		case <-time.After(1000 * time.Hour):
 			return stuck
 		}
@@ -800,6 +854,8 @@ func (m *ckModel) await(r *runRec, call *suites.Call) state {
 			return returned
 		case <-r.crashed:
 			return crashed
+		case <-r.paused:
+			return paused
 		default:
 		}
 		runtime.Gosched()
@@ -810,6 +866,8 @@ func (m *ckModel) await(r *runRec, call *suites.Call) state {
 	select {
 	case <-r.crashed:
 		return crashed
+	case <-r.paused:
+		return paused
 	default:
 		return stuck
 	}
@@ -917,7 +975,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 		if o.cancelled && (o.kind == opEffect || o.kind == opApply) {
 			m.fatalf("%s %s after its context was cancelled, want nothing more run or applied: Run checks its context before each step and before each effect (R11)", what, describeOp(o))
 		}
-		if o.fault == fCrashBefore {
+		if o.fault == fCrashBefore || o.fault == fPause {
 			continue // the process died before the call
 		}
 		switch o.kind {
@@ -1433,6 +1491,12 @@ func (m *ckModel) cleanup() {
 	for _, r := range m.runs {
 		close(r.never)
 	}
+	if r := m.zombie; r != nil {
+		r.mu.Lock()
+		r.ending = true
+		r.mu.Unlock()
+		close(r.resume)
+	}
 	for _, c := range m.calls {
 		select {
 		case <-c.Done():
@@ -1455,6 +1519,7 @@ func checkModelSequences(t *testing.T, h *suites.History, fresh suites.Fresh[*ta
 			"commit":  m.stepStoreCommit,
 			"load":    m.stepStoreLoad,
 			"advance": m.stepAdvance,
+			"wake":    m.stepWake,
 		})
 	})
 }
@@ -1482,4 +1547,86 @@ func (m *ckModel) recordf(actor, action, format string, args ...any) {
 func (m *ckModel) fatalf(format string, args ...any) {
 	m.seq.Helper()
 	m.seq.Fatalf("%s", shorten(fmt.Sprintf(format, args...), 900))
+}
+
+// stepWake wakes the paused process once a newer process has committed its
+// task: the zombie's next commit must be refused, and it must stop there
+// with ErrStaleToken, applying nothing more (R1, R8).
+func (m *ckModel) stepWake(t *rapid.T) {
+	r, tm := m.zombie, m.zombieTask
+	if r == nil {
+		t.SkipNow()
+	}
+	for _, st := range tm.states {
+		if !st.found || st.cp.Token <= r.p.token {
+			t.SkipNow() // no newer process has committed the task yet
+		}
+	}
+	m.zombie, m.zombieTask = nil, nil
+	r.mu.Lock()
+	from := r.pausedAt
+	r.mu.Unlock()
+	close(r.resume)
+	what := fmt.Sprintf("Run(%s, %d steps) by %s (token %d), woken after the task's checkpoint got token %d", showID(r.taskID), r.n, r.p.name, r.p.token, tm.states[0].cp.Token)
+	done := false
+	for range 200 {
+		if r.call.Returned() {
+			done = true
+			break
+		}
+		runtime.Gosched()
+	}
+	if !done && !settled(r.call) {
+		m.fatalf("%s: it neither returned nor stopped; it waits for something that never comes (R8)", what)
+	}
+	r.mu.Lock()
+	ops := slices.Clone(r.ops[from:])
+	r.mu.Unlock()
+	refused := false
+	for k, o := range ops {
+		if refused {
+			m.fatalf("%s %s after its commit was refused with ErrStaleToken, want it to stop at once (R8)", what, describeOp(o))
+		}
+		switch o.kind {
+		case opEffect:
+			m.fatalf("%s ran step %d before committing what it had done: a runner commits the values or the step it paused before (R6, R7)", what, o.step)
+		case opApply:
+			if k != 0 {
+				m.fatalf("%s applied %s after waking, want only the effect it paused before, then its commit (R8)", what, showID(o.key))
+			}
+			if errors.Is(o.err, task.ErrEffectMismatch) {
+				m.fatalf("%s: the effect service refused %s: %v; the newer runner replayed the values this one committed, so both send one payload (R7)", what, showID(o.key), o.err)
+			}
+			if o.err != nil {
+				refused = true // a failed Apply stops the run too (R6)
+			}
+		case opCommit:
+			if o.err == nil {
+				m.fatalf("Commit(%s) by %s = nil, want an error wrapping %q: the task holds %s, and a lower token is refused (R1)", showCheckpoint(o.cp), r.p.name, task.ErrStaleToken, showStates(tm.states))
+			}
+			if !errors.Is(o.err, task.ErrStaleToken) {
+				m.fatalf("Commit(%s) by %s = %v, want an error wrapping %q: the task holds %s (R1)", showCheckpoint(o.cp), r.p.name, o.err, task.ErrStaleToken, showStates(tm.states))
+			}
+			refused = true
+		case opLoad:
+			refused = true // what it loads has a higher token: it stops (R8)
+		}
+	}
+	r.mu.Lock()
+	err, pv := r.result, r.panicVal
+	r.mu.Unlock()
+	if pv != nil {
+		m.fatalf("%s panicked: %v, want an answer (R8)", what, pv)
+	}
+	m.record(r.p.name, fmt.Sprintf("Run(%s) returns", showID(r.taskID)), outcome(err, "nil: every step done"))
+	if !refused {
+		m.fatalf("%s = %v without a refused commit after waking, want it to commit and be refused (R6, R8)", what, err)
+	}
+	if len(ops) > 0 && ops[0].kind == opApply && ops[0].err == nil && !slices.ContainsFunc(ops, func(o op) bool { return o.kind == opCommit }) {
+		m.fatalf("%s applied %s and returned without committing it (R6)", what, showID(ops[0].key))
+	}
+	if !errors.Is(err, task.ErrStaleToken) && !(ops[0].kind == opApply && ops[0].err != nil) {
+		m.fatalf("%s = %v, want an error wrapping %q: a refused commit means another runner holds the task (R8)", what, err, task.ErrStaleToken)
+	}
+	m.checkStopped(r, what)
 }
