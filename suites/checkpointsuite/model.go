@@ -1046,7 +1046,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 					ok = slices.Contains(randOut, v.Rand)
 				}
 				if !ok {
-					m.fatalf("step %d of %s got %s, which is neither a value recorded for it (%s) nor one the runner's Now or Rand gave: each new value is drawn from the runner's clock and source (R3, R7)", o.step, showID(r.taskID), v, showVals(rec))
+					m.fatalf("step %d of %s got %s, which is neither a value recorded for it (%s) nor one the runner's Now or Rand gave: each new value is drawn from the runner's clock and source (R7)", o.step, showID(r.taskID), v, showVals(rec))
 				}
 				fresh = append(fresh, v)
 			}
