@@ -800,6 +800,9 @@ func (m *ckModel) stepRun(t *rapid.T) {
 	m.calls = append(m.calls, call)
 	r.call = call
 	state := m.await(r, call)
+	if !empty && n > 0 {
+		tm.lastN = n // its commits may say so, whatever becomes of it
+	}
 	what := fmt.Sprintf("Run(%s, %d steps)", showID(r.taskID), n)
 	switch state {
 	case returned:
@@ -823,9 +826,6 @@ func (m *ckModel) stepRun(t *rapid.T) {
 		p.dead = true // its Run let the step's panic through: the process died there
 	} else if panicked != nil {
 		m.fatalf("%s panicked: %v, want an answer: only a step's panic may come out of Run (R9)", what, panicked)
-	}
-	if !empty && n > 0 {
-		tm.lastN = n
 	}
 	if !p.dead {
 		tm.proc = p
