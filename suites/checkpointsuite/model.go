@@ -817,6 +817,9 @@ func (m *ckModel) stepRun(t *rapid.T) {
 		// A zombie in the making: its calls so far are checked now, the
 		// rest when the test wakes it (stepWake).
 		m.zombie, m.zombieTask = r, tm
+		if tm.proc == p {
+			tm.proc = nil // busy until woken: no run of its own meanwhile
+		}
 		m.checkRun(tm, r, true, false, nil)
 		return
 	case stuck:
