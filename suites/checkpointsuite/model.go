@@ -1493,6 +1493,7 @@ func (m *ckModel) cleanup() {
 	m.kv.disarm()
 	for _, r := range m.runs {
 		close(r.never)
+		r.cancel() // a runner that watches its context lets go of it
 	}
 	if r := m.zombie; r != nil {
 		r.mu.Lock()
