@@ -1510,7 +1510,7 @@ func (m *ckModel) cleanup() {
 }
 
 func checkModelSequences(t *testing.T, h *suites.History, fresh suites.Fresh[*target]) {
-	modelcheck.Sequences(t, h, fresh, modelcheck.Config{Sequences: 80, Steps: 25}, func(seq *modelcheck.Seq, tg *target) {
+	modelcheck.Sequences(t, h, fresh, modelcheck.Config{Sequences: 60, Steps: 25}, func(seq *modelcheck.Seq, tg *target) {
 		kv := &modelKV{data: map[string]task.Checkpoint{}}
 		m := &ckModel{seq: seq, h: seq.H, tg: tg, kv: kv, sink: newService(),
 			rng:   rand.New(rand.NewPCG(rapid.Uint64().Draw(seq.T, "source"), 8)),
