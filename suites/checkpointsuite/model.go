@@ -973,7 +973,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 	}
 	for _, o := range ops {
 		if failure != nil && !(o.kind == opCommit && o.cp.Next == next && valuesMayFollow) {
-			m.fatalf("%s went on after %s failed (%v): it %s, want Run to stop there (R8, R9)", what, failedAt, failure, describeOp(o))
+			m.fatalf("%s went on after %s (%v): it %s, want Run to stop there (R8, R9)", what, failedAt, failure, describeOp(o))
 		}
 		if o.cancelled && (o.kind == opEffect || o.kind == opApply) {
 			m.fatalf("%s %s after its context was cancelled, want nothing more run or applied: Run checks its context before each step and before each effect (R11)", what, describeOp(o))
@@ -989,7 +989,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 				if o.fault == fKVGet && !errors.Is(o.err, errStorage) {
 					m.fatalf("Load(%s) while the KV's Get fails = %v, want an error wrapping the KV's %q (R2)", showID(r.taskID), o.err, errStorage)
 				}
-				stop("Load", o.err)
+				stop("its Load failed", o.err)
 				continue
 			}
 			if o.fault == fKVGet {
@@ -1008,14 +1008,14 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 				// Loading again mid-run is no rule's business; what it
 				// loads is (R1), and a higher token stops the run (R8).
 				if o.found && o.cp.Token > r.p.token {
-					stop("Load", fmt.Errorf("the checkpoint has token %d: %w", o.cp.Token, task.ErrStaleToken))
+					stop("it loaded a checkpoint with a higher token", fmt.Errorf("the checkpoint has token %d: %w", o.cp.Token, task.ErrStaleToken))
 				}
 				continue
 			}
 			if o.found {
 				known, next = deepCopy(o.cp), o.cp.Next
 				if o.cp.Token > r.p.token {
-					stop("Load", fmt.Errorf("the checkpoint has token %d: %w", o.cp.Token, task.ErrStaleToken))
+					stop("it loaded a checkpoint with a higher token", fmt.Errorf("the checkpoint has token %d: %w", o.cp.Token, task.ErrStaleToken))
 				}
 			}
 			resumed, completed = next, next
@@ -1058,11 +1058,11 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 				if err == nil {
 					m.fatalf("%s returned nil after step %d panicked, want an error: the step did not run (R9)", what, o.step)
 				}
-				stop(fmt.Sprintf("step %d", o.step), err)
+				stop(fmt.Sprintf("step %d panicked", o.step), err)
 				valuesMayFollow = true
 			case o.panicked:
 			case o.effErr != nil:
-				stop(fmt.Sprintf("step %d", o.step), o.effErr)
+				stop(fmt.Sprintf("step %d failed", o.step), o.effErr)
 				valuesMayFollow = true
 			default:
 				effectDone, gotLast = o.step, o.got
@@ -1129,7 +1129,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 				if cp.Next == next+1 && (errors.Is(o.err, context.Canceled) || errors.Is(o.err, context.DeadlineExceeded)) {
 					m.fatalf("%s: the commit of step %d, whose effect was applied, = %v, want it committed even though the context is done: an effect applied is checkpointed (R11)", what, next, o.err)
 				}
-				stop("Commit", o.err)
+				stop("its Commit failed", o.err)
 			}
 			if o.fault == fCrashAfter && o.err == nil {
 				tm.states = []ckState{{found: true, cp: deepCopy(cp)}}
@@ -1158,7 +1158,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 				appliedOK = next
 			case o.fault == fCrashAfter:
 			default:
-				stop("Apply", o.err)
+				stop("its Apply failed", o.err)
 			}
 		}
 	}
@@ -1172,7 +1172,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 	case panickedRun:
 	case failure != nil:
 		if err == nil {
-			m.fatalf("%s = nil after %s failed (%v), want that error, wrapped (R8, R9)", what, failedAt, failure)
+			m.fatalf("%s = nil after %s (%v), want that error, wrapped (R8, R9)", what, failedAt, failure)
 		}
 		var cause error
 		switch {
@@ -1190,7 +1190,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 			cause = context.Canceled
 		}
 		if cause != nil && !errors.Is(err, cause) {
-			m.fatalf("%s = %v after %s failed (%v), want an error wrapping %q (R8, R9, R11)", what, err, failedAt, failure, cause)
+			m.fatalf("%s = %v after %s (%v), want an error wrapping %q (R8, R9, R11)", what, err, failedAt, failure, cause)
 		}
 	case cancelledRun:
 		ctxErr := context.Canceled
@@ -1215,7 +1215,7 @@ func (m *ckModel) checkRun(tm *taskModel, r *runRec, crashedRun, panickedRun boo
 		return
 	}
 	m.checkStopped(r, what)
-	if loaded && failedAt != "Load" {
+	if loaded && !strings.HasPrefix(failedAt, "its Load") && !strings.HasPrefix(failedAt, "it loaded") {
 		got := r.p.runner.Progress()
 		want := task.RunProgress{TaskID: r.taskID, Total: r.n, Completed: completed, ResumedFrom: resumed}
 		if got != want {
