@@ -64,6 +64,13 @@ var concepts = []suites.Concept{
 		Hint:          "Check the options in NewRunner. Return every failure wrapped and stop at once: a failure you swallow becomes a step marked done that never happened. Check the context before each step, and commit a durable effect's checkpoint even if the caller has given up.",
 		Docs:          docs + "#options-errors-and-contexts",
 	},
+	{
+		ID:            "model-sequences",
+		Title:         "Every rule holds after any sequence of crashes and faults",
+		Misconception: "If my runner survives the crashes I thought of, it survives any crash, failure or cancellation at any step, in any order.",
+		Hint:          "Read the timeline from the top: it is the shortest sequence of runs found that breaks a rule. At each call, what does the durable checkpoint say, which step is your runner on, which values has it committed, and what did the last call answer?",
+		Docs:          docs + "#worked-example-three-crashes-one-task",
+	},
 }
 
 // tests are the cases, in the order they run.
@@ -93,7 +100,7 @@ var tests = []suites.Test[*target]{
 			Name:        "resumes_after_a_crash_at_every_point",
 			Concept:     "durable-progress",
 			Rules:       []string{"R4", "R5", "R6", "R7"},
-			Points:      10,
+			Points:      8,
 			Explanation: "The process dies at each point of each step (while it computes, around the commit of its values, around its effect, around its checkpoint), and a new one resumes an hour later: in every case each effect happens exactly once, with the payload the first run computed, and the task ends done.",
 		},
 		Check: checkCrashAtEveryPoint,
@@ -123,7 +130,7 @@ var tests = []suites.Test[*target]{
 			Name:        "checkpoint_only_after_the_effect_is_durable",
 			Concept:     "effect-then-checkpoint",
 			Rules:       []string{"R6", "R9"},
-			Points:      11,
+			Points:      9,
 			Explanation: "When a step's effect is applied, the durable checkpoint still says that step; when the effect service fails (before or after performing the effect, or refuses the payload with ErrEffectMismatch) Run returns its error and the checkpoint stays at the step, so a later run applies it. A checkpoint written before the effect skips the step forever if the process dies in between.",
 		},
 		Check: checkCheckpointAfterEffect,
@@ -133,7 +140,7 @@ var tests = []suites.Test[*target]{
 			Name:        "recorded_values_are_replayed",
 			Concept:     "replay-values",
 			Rules:       []string{"R7"},
-			Points:      11,
+			Points:      9,
 			Explanation: "The times and random numbers a step drew are durable before its effect is applied, and a run of the step after a crash (an hour, or a week, later, with another runner's random source) gets the same values in the same order, so it sends the same payload under the same key; the checkpoint keeps each value once, with its step.",
 		},
 		Check: checkReplay,
@@ -207,5 +214,15 @@ var tests = []suites.Test[*target]{
 			Explanation: "Four runners with tokens 1 to 4 resume one task at once while an operator reads their progress: every effect happens once, the checkpoint's token never goes back (nor a runner's step), each runner finishes or stops with ErrStaleToken, and the task ends done.",
 		},
 		Check: checkConcurrentRunners,
+	},
+	{
+		Case: suites.Case{
+			Name:        "random_call_sequences_follow_the_rules",
+			Concept:     "model-sequences",
+			Rules:       []string{"R1", "R2", "R4", "R5", "R6", "R7", "R8", "R9", "R10", "R11"},
+			Points:      6,
+			Explanation: "Generated sequences of worker processes running tasks, one at a time, each with at most one fault at a drawn point of a drawn step (the process crashing before or after a call, the storage under the store failing before or after its write, the effect service failing before or after performing the effect, the context cancelled or its deadline passing, the step failing or panicking), restarts with the next token, the same token or an older one, hours or a week later, a process paused before a call that wakes up after a newer one committed the task, and a caller committing and loading odd task IDs directly and changing the Values it gave or got: every call the runner makes, every answer of the store and what Run returns follow the rules. A failing sequence is shortened to the fewest steps that still break a rule.",
+		},
+		Model: checkModelSequences,
 	},
 }
