@@ -211,9 +211,11 @@ func (r *Report) Finalize(lab Lab) {
 }
 
 // Explained reports whether the run's diagnosis accounts for case c's
-// failure, so that the case's own misconception need not be shown.
+// failure, so that the case's own misconception need not be shown. A
+// diagnosis the cases cannot tell from another mistake's explains
+// nothing alone: each case keeps its own misconception then.
 func (r *Report) Explained(c CaseResult) bool {
-	return r.Diagnosis != nil && slices.Contains(r.Diagnosis.Shared, c.Name)
+	return r.Diagnosis != nil && len(r.Diagnosis.Also) == 0 && slices.Contains(r.Diagnosis.Shared, c.Name)
 }
 
 // ShowsMisconception reports whether a case in this status is a failure of

@@ -368,13 +368,25 @@ func judge(c *Check, m Mistake) {
 			c.Detail = "is NOT caught: the suite passes"
 		case !slices.Contains(concepts, m.Concept):
 			c.Detail = fmt.Sprintf("is caught, but by concepts %v, not its own %q", concepts, m.Concept)
-		case !strings.Contains(md, concept.Misconception):
+		case !strings.Contains(md, concept.Misconception) && showsOwnConcept(rep, m.Concept):
 			c.Detail = "is caught, but the feedback does not state the misconception"
 		default:
 			c.OK = true
 			c.Detail = fmt.Sprintf("caught by %s (%s)", failingNames(rep), m.Concept)
 		}
 	}
+}
+
+// showsOwnConcept reports whether a case of the concept failed in a way
+// whose feedback names a misconception: not only by hanging or crashing,
+// which say where the code stopped rather than what it believes.
+func showsOwnConcept(rep *Report, concept string) bool {
+	for _, c := range rep.Failed() {
+		if c.Concept == concept && ShowsMisconception(c.Status) {
+			return true
+		}
+	}
+	return false
 }
 
 func mentions(rep *Report, words []string) bool {
