@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/anishathalye/porcupine"
 	"pgregory.net/rapid"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
@@ -1022,4 +1026,390 @@ func checkModelSequences(t *testing.T, h *suites.History, fresh suites.Fresh[*ta
 			"forecast": m.stepForecast,
 		})
 	})
+}
+
+// The concurrent model. Producers, workers and a dashboard call one queue
+// at once, for real. An admitted Submit is two operations of the history:
+// its admission (from its call to the start of its claim: the place is
+// reserved then) and its queueing (from the claim's answer to its
+// return). A Take that hands out a job is two operations over the same
+// interval, the job leaving the queue and its place being freed, which a
+// queue may do one after the other; Done and Stats are one each. The state
+// is what the rules say the calls see: the jobs waiting in the order they
+// were queued, the places reserved per tenant, the jobs in flight.
+// A refused Submit is counted, not an operation: the rules say when a job
+// must be refused, and the sequences check that; here, whatever the
+// interleaving, no job may be admitted beyond the places and shares, and
+// once every call has returned the counts must add up.
+
+const (
+	linRounds   = 30
+	linClients  = 4
+	linCalls    = 5
+	linCapacity = 3
+	linLimit    = 2
+	linMaxJobs  = linClients * linCalls
+)
+
+var linTenants = []string{"a", "b"}
+
+type linKind int
+
+const (
+	linReserve linKind = iota
+	linEnqueue
+	linTake
+	linFree
+	linDone
+	linStats
+)
+
+type linInput struct {
+	kind   linKind
+	tenant int    // reserve, enqueue, free
+	job    string // enqueue, done: the job's ID
+}
+
+type linOutput struct {
+	job   string // take: the job handed out, "" for ErrQueueEmpty
+	ok    bool   // done: nil, not ErrUnknownTicket
+	stats [2]int // depth, in flight
+}
+
+// linState is comparable, as porcupine's default equality needs.
+type linState struct {
+	queue    [linMaxJobs]string
+	n        int
+	reserved [2]int
+	freeing  [2]int             // places of jobs taken that their Take has not freed yet
+	inFlight [linMaxJobs]string // sorted, the first nf used
+	nf       int
+}
+
+// linTenantOf is the tenant of a job ID ("a:1-2").
+func linTenantOf(job string) int {
+	if len(job) > 0 && job[0] == 'b' {
+		return 1
+	}
+	return 0
+}
+
+func (s linState) taken() int {
+	return s.n + s.reserved[0] + s.reserved[1] + s.freeing[0] + s.freeing[1]
+}
+
+func (s linState) share(tenant int) int {
+	n := s.reserved[tenant] + s.freeing[tenant]
+	for _, j := range s.queue[:s.n] {
+		if linTenantOf(j) == tenant {
+			n++
+		}
+	}
+	return n
+}
+
+var linModel = porcupine.Model{
+	Init: func() any { return linState{} },
+	Step: func(state, input, output any) (bool, any) {
+		s, in := state.(linState), input.(linInput)
+		switch in.kind {
+		case linReserve:
+			if s.taken() >= linCapacity || s.share(in.tenant) >= linLimit {
+				return false, s
+			}
+			s.reserved[in.tenant]++
+			return true, s
+		case linEnqueue:
+			if s.reserved[in.tenant] == 0 {
+				return false, s
+			}
+			s.reserved[in.tenant]--
+			s.queue[s.n] = in.job
+			s.n++
+			return true, s
+		case linTake:
+			out := output.(linOutput)
+			if out.job == "" {
+				return s.n == 0, s
+			}
+			if s.n == 0 || s.queue[0] != out.job {
+				return false, s
+			}
+			copy(s.queue[:], s.queue[1:s.n])
+			s.n--
+			s.queue[s.n] = ""
+			i := s.nf
+			for i > 0 && s.inFlight[i-1] > out.job {
+				s.inFlight[i] = s.inFlight[i-1]
+				i--
+			}
+			s.inFlight[i] = out.job
+			s.nf++
+			s.freeing[linTenantOf(out.job)]++
+			return true, s
+		case linFree:
+			if s.freeing[in.tenant] == 0 {
+				return false, s
+			}
+			s.freeing[in.tenant]--
+			return true, s
+		case linDone:
+			out := output.(linOutput)
+			at := -1
+			for i, j := range s.inFlight[:s.nf] {
+				if j == in.job {
+					at = i
+				}
+			}
+			if !out.ok {
+				return at < 0, s
+			}
+			if at < 0 {
+				return false, s
+			}
+			copy(s.inFlight[at:], s.inFlight[at+1:s.nf])
+			s.nf--
+			s.inFlight[s.nf] = ""
+			return true, s
+		}
+		out := output.(linOutput)
+		return out.stats == [2]int{s.n, s.nf}, s
+	},
+}
+
+// linClaimer claims at once, after yielding the processor a few times to
+// widen the window between a Submit's admission and its queueing, and
+// records the logical times of each claim's start and answer.
+type linClaimer struct {
+	rec    *modelcheck.Recorder
+	mu     sync.Mutex
+	starts map[string]int64
+	ends   map[string]int64
+	calls  map[string]int
+}
+
+func (c *linClaimer) Claim(ctx context.Context, tenant, key string) error {
+	start := c.rec.Now()
+	for range 3 {
+		runtime.Gosched()
+	}
+	end := c.rec.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[key]++
+	c.starts[key], c.ends[key] = start, end
+	return nil
+}
+
+// linCounts are what the clients of a round observed, for the counts
+// Stats must give once they are all done.
+type linCounts struct{ admitted, refused, taken, done atomic.Int64 }
+
+// linPlan is one call a client makes.
+type linPlan struct {
+	kind   linKind // linReserve stands for a Submit
+	tenant int
+}
+
+// linOdd collects answers no state allows whatever the interleaving (an
+// error the rules never give, a job changed, a ticket handed out twice):
+// they fail a round without a history, and the least is reported, the
+// same on every run.
+type linOdd struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (o *linOdd) add(format string, args ...any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.msgs = append(o.msgs, fmt.Sprintf(format, args...))
+}
+
+func (o *linOdd) first() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.msgs) == 0 {
+		return ""
+	}
+	return slices.Min(o.msgs)
+}
+
+func checkModelLinearizable(t *testing.T, h *suites.History, fresh suites.Fresh[*target]) {
+	if procs := runtime.GOMAXPROCS(0); procs < 2 {
+		runtime.GOMAXPROCS(2)
+		defer runtime.GOMAXPROCS(procs)
+	}
+	seed := uint64(suites.Seed(t))
+	var histories [][]modelcheck.Op
+	for round := range linRounds {
+		rng := rand.New(rand.NewPCG(seed, uint64(round)))
+		plans := make([][]linPlan, linClients)
+		for c := range plans {
+			for range linCalls {
+				p := linPlan{kind: linReserve, tenant: rng.IntN(2)}
+				switch r := rng.IntN(20); {
+				case r < 5:
+					p.kind = linTake
+				case r < 8:
+					p.kind = linDone
+				case r < 10:
+					p.kind = linStats
+				}
+				plans[c] = append(plans[c], p)
+			}
+		}
+		rec := &modelcheck.Recorder{}
+		cl := &linClaimer{rec: rec, starts: map[string]int64{}, ends: map[string]int64{}, calls: map[string]int{}}
+		var odd linOdd
+		var tickets sync.Map // task.Ticket -> job ID
+		var n linCounts
+		sh := suites.NewHistory()
+		fresh(t, sh, func(t *testing.T, e *target) {
+			q := e.build(task.AdmissionOptions{Capacity: linCapacity, TenantLimit: linLimit, Claimer: cl})
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for c, plan := range plans {
+				wg.Go(func() {
+					<-start
+					suites.Guard(t, func() { linClient(q, rec, cl, &odd, &tickets, &n, c, plan) })
+				})
+			}
+			close(start)
+			wg.Wait()
+			if odd.first() != "" {
+				return
+			}
+			// Once every call has returned, the counts add up exactly.
+			got := q.Stats()
+			want := task.AdmissionStats{Depth: int(n.admitted.Load() - n.taken.Load()), InFlight: int(n.taken.Load() - n.done.Load()),
+				Rejected: n.refused.Load(), Completed: n.done.Load()}
+			if got.Depth != want.Depth || got.InFlight != want.InFlight || got.Rejected != want.Rejected || got.Completed != want.Completed {
+				odd.add("once every call returned, Stats() = depth %d, in flight %d, rejected %d, completed %d, want depth %d, in flight %d, rejected %d, completed %d: %d jobs admitted, %d refused, %d taken and %d done (R8, R14)",
+					got.Depth, got.InFlight, got.Rejected, got.Completed, want.Depth, want.InFlight, want.Rejected, want.Completed,
+					n.admitted.Load(), n.refused.Load(), n.taken.Load(), n.done.Load())
+			}
+		})
+		if t.Failed() {
+			return
+		}
+		if msg := odd.first(); msg != "" {
+			t.Errorf("round %d: %s", round+1, msg)
+			return
+		}
+		histories = append(histories, rec.Ops())
+	}
+	modelcheck.Linearizable(t, h, linModel, nil, histories, 5*time.Second) // milliseconds unloaded; the margin is for a starved machine
+}
+
+// linClient makes one client's calls and records them.
+func linClient(q Queue, rec *modelcheck.Recorder, cl *linClaimer, odd *linOdd, tickets *sync.Map, n *linCounts, client int, plan []linPlan) {
+	ctx := context.Background()
+	var mine []task.Admitted // the jobs this client took, for its Dones
+	for i, p := range plan {
+		switch p.kind {
+		case linReserve:
+			tenant := linTenants[p.tenant]
+			key := fmt.Sprintf("%d-%d", client+1, i+1)
+			id := tenant + ":" + key
+			job := task.Task{ID: id, Account: "acct-" + tenant, DocumentID: "contract-" + key}
+			action := fmt.Sprintf("Submit(%s, %s)", tenant, key)
+			call := rec.Now()
+			err := q.Submit(ctx, tenant, key, job)
+			ret := rec.Now()
+			cl.mu.Lock()
+			claims, claimStart, claimEnd := cl.calls[key], cl.starts[key], cl.ends[key]
+			cl.mu.Unlock()
+			switch {
+			case err == nil:
+				if claims != 1 {
+					odd.add("%s = nil after %d claims of its key, want it admitted and claimed once (R5)", action, claims)
+					return
+				}
+				n.admitted.Add(1)
+				rec.Add(modelcheck.Op{Client: client, Call: call, Return: claimStart, Input: linInput{kind: linReserve, tenant: p.tenant},
+					Action: "calls " + action, Outcome: action + ": admitted, its claim starts"})
+				rec.Add(modelcheck.Op{Client: client, Call: claimEnd, Return: ret, Input: linInput{kind: linEnqueue, tenant: p.tenant, job: id},
+					Action: action + ": its key is claimed", Outcome: action + " returns nil: queued"})
+			case errors.Is(err, task.ErrQueueFull):
+				if claims != 0 {
+					odd.add("%s = %v but claimed its key, want a refused job's key left unclaimed (R5)", action, err)
+					return
+				}
+				// Not an operation of the history: a Submit refused may
+				// have held a place or its tenant's share for a moment (a
+				// queue may take one and then find no room for the other),
+				// and that moment is nowhere in what it returns. It is
+				// counted, for the Stats of the round's end.
+				n.refused.Add(1)
+			default:
+				odd.add("%s = %v, want nil, ErrQueueFull or ErrTenantFull: the claim store always succeeds here (R2, R5, R7)", action, err)
+				return
+			}
+		case linTake:
+			call := rec.Now()
+			a, err := q.Take(ctx)
+			ret := rec.Now()
+			out := linOutput{}
+			outcome := fmt.Sprintf("Take() = %v", err)
+			switch {
+			case err == nil:
+				want := task.Task{ID: a.Job.ID, Account: "acct-" + a.Tenant, DocumentID: "contract-" + a.Key}
+				if a.Job != want || a.Job.ID != a.Tenant+":"+a.Key {
+					odd.add("Take() = %s with job %+v, want the job unchanged, with its own tenant and key (R3)", a, a.Job)
+					return
+				}
+				if a.Ticket == 0 {
+					odd.add("Take() = %s with ticket 0, want a ticket that is not zero (R3)", a)
+					return
+				}
+				if other, dup := tickets.LoadOrStore(a.Ticket, a.Job.ID); dup {
+					odd.add("Take() = %s with ticket %d, which another Take handed out with %s, want a ticket no other Take had (R3)", a.Job.ID, a.Ticket, other)
+					return
+				}
+				out.job = a.Job.ID
+				n.taken.Add(1)
+				mine = append(mine, a)
+				outcome = fmt.Sprintf("Take() = %s (ticket %d)", a.Job.ID, a.Ticket)
+			case errors.Is(err, task.ErrQueueEmpty):
+			default:
+				odd.add("Take() = %v, want a job or ErrQueueEmpty (R3)", err)
+				return
+			}
+			rec.Add(modelcheck.Op{Client: client, Call: call, Return: ret, Input: linInput{kind: linTake}, Output: out,
+				Action: "calls Take()", Outcome: outcome})
+			if out.job != "" {
+				// Its place is freed at some instant of the same call, not
+				// necessarily the one the job left the queue at.
+				rec.Add(modelcheck.Op{Client: client, Call: call, Return: ret, Input: linInput{kind: linFree, tenant: linTenantOf(out.job)},
+					Action: "Take() frees the place of " + out.job, Outcome: "Take(): the place of " + out.job + " is free"})
+			}
+		case linDone:
+			if len(mine) == 0 {
+				continue
+			}
+			// Its latest job; done a second time when it was done already.
+			a := mine[len(mine)-1]
+			action := fmt.Sprintf("Done(ticket %d of %s)", a.Ticket, a.Job.ID)
+			call := rec.Now()
+			err := q.Done(ctx, a.Ticket)
+			ret := rec.Now()
+			if err != nil && !errors.Is(err, task.ErrUnknownTicket) {
+				odd.add("%s = %v, want nil or ErrUnknownTicket (R10)", action, err)
+				return
+			}
+			if err == nil {
+				n.done.Add(1)
+			}
+			rec.Add(modelcheck.Op{Client: client, Call: call, Return: ret, Input: linInput{kind: linDone, job: a.Job.ID}, Output: linOutput{ok: err == nil},
+				Action: "calls " + action, Outcome: fmt.Sprintf("%s = %v", action, err)})
+		case linStats:
+			call := rec.Now()
+			s := q.Stats()
+			ret := rec.Now()
+			rec.Add(modelcheck.Op{Client: client, Call: call, Return: ret, Input: linInput{kind: linStats},
+				Output: linOutput{stats: [2]int{s.Depth, s.InFlight}},
+				Action: "calls Stats()", Outcome: fmt.Sprintf("Stats() = depth %d, in flight %d, rejected %d, completed %d", s.Depth, s.InFlight, s.Rejected, s.Completed)})
+		}
+	}
 }
