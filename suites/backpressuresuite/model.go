@@ -980,7 +980,7 @@ func (m *bpModel) finish() {
 }
 
 func checkModelSequences(t *testing.T, h *suites.History, fresh suites.Fresh[*target]) {
-	modelcheck.Sequences(t, h, fresh, modelcheck.Config{Sequences: 60, Steps: 50}, func(seq *modelcheck.Seq, e *target) {
+	modelcheck.Sequences(t, h, fresh, modelcheck.Config{Sequences: 60, Steps: 50, ShrinkRuns: 400}, func(seq *modelcheck.Seq, e *target) {
 		opts := task.AdmissionOptions{
 			Capacity:    rapid.SampledFrom(modelCapacities).Draw(seq.T, "capacity"),
 			TenantLimit: rapid.SampledFrom(modelLimits).Draw(seq.T, "tenant limit"),
