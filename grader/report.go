@@ -30,6 +30,11 @@ const (
 	StatusInconclusive Status = "not exercised"
 )
 
+// ReportVersion is the version of the Report's JSON shape that labctl
+// check --json prints: a change that removes or renames a field, or
+// changes its meaning, raises it; a new field does not.
+const ReportVersion = 1
+
 // Report is the result of one graded run.
 type Report struct {
 	Lab    int    `json:"lab"`

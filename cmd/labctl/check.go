@@ -202,7 +202,7 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	case o.json:
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(versionedReport{Version: grader.ReportVersion, Report: rep}); err != nil {
 			return err
 		}
 	case o.md:
@@ -350,4 +350,11 @@ func relDir(file, dir string) string {
 		return filepath.ToSlash(dir) + "/"
 	}
 	return filepath.ToSlash(rel) + "/"
+}
+
+// versionedReport is check --json's output: the report's fields beside the
+// version of their shape, as Exercism's test runners version results.json.
+type versionedReport struct {
+	Version int `json:"version"`
+	*grader.Report
 }
