@@ -73,41 +73,90 @@ func SitePage(path string) string {
 	return page
 }
 
-// NextStep is the one next thing a student should do after a run, as a
-// sentence with commands in backticks; prog is how the student runs
-// labctl ("go run ./cmd/labctl"). It is empty for a passing run.
-func NextStep(rep *Report, lab Lab, prog string, o MarkdownOptions) string {
-	if rep.Passed {
-		return ""
-	}
-	hints := o.Hints
-	if hints == 0 {
-		hints = 3
-	}
-	var b strings.Builder
-	if onlyNotExercised(rep) {
-		if rep.Race {
-			return fmt.Sprintf("Nothing fails, but some cases could not exercise their property on this run: run `%s check %d` again.", prog, lab.Number)
-		}
-		return fmt.Sprintf("Nothing fails, but the cases that need the race detector were not exercised: install a C compiler (apt-get install gcc, or xcode-select --install on macOS) and run `%s check %d` again.", prog, lab.Number)
-	}
-	if rep.Build != nil {
-		fmt.Fprintf(&b, "Fix the compile errors, then run `%s check %d` again.", prog, lab.Number)
-	} else {
-		fmt.Fprintf(&b, "Fix the first failing case, then run `%s check %d` again.", prog, lab.Number)
+// NextKind says what a failing run's next step is.
+type NextKind int
+
+// The next steps after a run that did not pass.
+const (
+	NextNone         NextKind = iota // the run passed
+	NextRerun                        // nothing failed, some cases were not exercised: run again
+	NextInstallCC                    // only race cases were not exercised: install a C compiler
+	NextFixBuild                     // fix the compile errors
+	NextFixFirstCase                 // fix the first failing case (Case, when set, names it)
+)
+
+// Next is the one next thing to do after a run, as data: NextPlan decides
+// it, String words it, and a formatter may name the case it means.
+type Next struct {
+	Kind NextKind
+	// Case is the failing case to fix, when the formatter shows one
+	// first; empty means "the first failing case".
+	Case string
+	Prog string // how the learner runs labctl, "go run ./cmd/labctl"
+	Lab  int
+	// HintsSeen and Hints say how many of the lab's hints the learner
+	// has read, out of how many.
+	HintsSeen, Hints int
+	Seed             string // the run's seed, to replay it
+}
+
+// NextPlan decides the next step after rep.
+func NextPlan(rep *Report, lab Lab, prog string, o MarkdownOptions) Next {
+	n := Next{Prog: prog, Lab: lab.Number, HintsSeen: o.HintsSeen, Hints: o.Hints, Seed: rep.Seed}
+	if n.Hints == 0 {
+		n.Hints = 3
 	}
 	switch {
-	case o.HintsSeen <= 0:
-		fmt.Fprintf(&b, " Stuck? `%s hint %d` shows the first of %s hints.", prog, lab.Number, numberWord(hints))
-	case o.HintsSeen < hints:
-		fmt.Fprintf(&b, " Stuck? `%s hint %d` shows hint %d of %d (you have seen %d).", prog, lab.Number, o.HintsSeen+1, hints, o.HintsSeen)
+	case rep.Passed:
+		n.Kind = NextNone
+	case onlyNotExercised(rep) && rep.Race:
+		n.Kind = NextRerun
+	case onlyNotExercised(rep):
+		n.Kind = NextInstallCC
+	case rep.Build != nil:
+		n.Kind = NextFixBuild
 	default:
-		fmt.Fprintf(&b, " You have seen all %s hints: reread the section linked above, compare the timeline with what your code does at each step, and `%s hint %d %d` shows the near-solution again.", numberWord(hints), prog, lab.Number, hints)
+		n.Kind = NextFixFirstCase
 	}
-	if rep.Seed != "" {
-		fmt.Fprintf(&b, " Replay this exact run with `--seed %s`.", rep.Seed)
+	return n
+}
+
+// String words the next step as one paragraph.
+func (n Next) String() string {
+	var b strings.Builder
+	switch n.Kind {
+	case NextNone:
+		return ""
+	case NextRerun:
+		return fmt.Sprintf("Nothing fails, but some cases could not exercise their property on this run: run `%s check %d` again.", n.Prog, n.Lab)
+	case NextInstallCC:
+		return fmt.Sprintf("Nothing fails, but the cases that need the race detector were not exercised: install a C compiler (apt-get install gcc, or xcode-select --install on macOS) and run `%s check %d` again.", n.Prog, n.Lab)
+	case NextFixBuild:
+		fmt.Fprintf(&b, "Fix the compile errors, then run `%s check %d` again.", n.Prog, n.Lab)
+	default:
+		what := "the first failing case"
+		if n.Case != "" {
+			what = n.Case
+		}
+		fmt.Fprintf(&b, "Fix %s, then run `%s check %d` again.", what, n.Prog, n.Lab)
+	}
+	switch {
+	case n.HintsSeen <= 0:
+		fmt.Fprintf(&b, " Stuck? `%s hint %d` shows the first of %s hints.", n.Prog, n.Lab, numberWord(n.Hints))
+	case n.HintsSeen < n.Hints:
+		fmt.Fprintf(&b, " Stuck? `%s hint %d` shows hint %d of %d (you have seen %d).", n.Prog, n.Lab, n.HintsSeen+1, n.Hints, n.HintsSeen)
+	default:
+		fmt.Fprintf(&b, " You have seen all %s hints: reread the section linked above, compare the timeline with what your code does at each step, and `%s hint %d %d` shows the near-solution again.", numberWord(n.Hints), n.Prog, n.Lab, n.Hints)
+	}
+	if n.Seed != "" {
+		fmt.Fprintf(&b, " Replay this exact run with `--seed %s`.", n.Seed)
 	}
 	return b.String()
+}
+
+// NextStep words the next step after rep (NextPlan's, as a paragraph).
+func NextStep(rep *Report, lab Lab, prog string, o MarkdownOptions) string {
+	return NextPlan(rep, lab, prog, o).String()
 }
 
 // onlyNotExercised reports whether every case that did not pass was not

@@ -261,10 +261,9 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 
 // writeNext writes the one next thing to do after a failing run.
 func writeNext(b *strings.Builder, rep *grader.Report, lab grader.Lab, o Options, s style, firstCase string) {
-	next := grader.NextStep(rep, lab, o.Prog, o.Markdown)
-	if firstCase != "" && strings.HasPrefix(next, "Fix the first failing case") {
-		next = "Fix " + firstCase + strings.TrimPrefix(next, "Fix the first failing case")
-	}
+	plan := grader.NextPlan(rep, lab, o.Prog, o.Markdown)
+	plan.Case = firstCase
+	next := plan.String()
 	b.WriteString(wrap(s.bold("Next: ")+next, "", o.Width))
 }
 
