@@ -110,6 +110,17 @@ func (s style) cyan(t string) string  { return s.wrap("36", t) }
 
 // Feedback renders rep as terminal feedback.
 func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
+	out := feedback(rep, lab, o, false)
+	if strings.Count(out, "\n") > MaxLines && !rep.Passed {
+		// Too long for one screen: the passing cases become one line, so
+		// that the score, the diagnosis, the first failure and the next
+		// step still fit.
+		out = feedback(rep, lab, o, true)
+	}
+	return out
+}
+
+func feedback(rep *grader.Report, lab grader.Lab, o Options, collapsePasses bool) string {
 	if o.Width <= 0 {
 		o.Width = 80
 	}
@@ -166,13 +177,20 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 	for _, c := range rep.Cases {
 		nameWidth = max(nameWidth, utf8.RuneCountInString(c.Name))
 	}
+	passes := 0
 	for _, c := range rep.Cases {
 		mark, status := s.green("✓"), ""
 		if c.Status != grader.StatusPass {
 			mark, status = s.red("✗"), "  "+string(c.Status)
+		} else if collapsePasses {
+			passes++
+			continue
 		}
 		pts := fmt.Sprintf("%d/%d", c.Earned, c.Points)
 		fmt.Fprintf(&b, "  %s %-*s %6s%s\n", mark, nameWidth, c.Name, pts, status)
+	}
+	if passes > 0 {
+		fmt.Fprintf(&b, "  %s %s\n", s.green("✓"), s.dim(fmt.Sprintf("and %d more cases pass (`%s check %d --md` lists them)", passes, o.Prog, lab.Number)))
 	}
 	b.WriteString("\n")
 	for _, p := range rep.Problems {
@@ -195,17 +213,6 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 		b.WriteString("\n")
 	}
 
-	if d := rep.Diagnosis; d != nil {
-		b.WriteString(wrap(s.bold("This looks like a known mistake: ")+d.Sentence(), "", o.Width))
-		b.WriteString(wrap(s.bold("Evidence. ")+grader.Evidence(d, ""), "  ", o.Width))
-		if concept := lab.Concept(d.Concept); concept.ID != "" {
-			b.WriteString(wrap(s.bold("Misconception. ")+concept.Misconception, "  ", o.Width))
-			b.WriteString(wrap(s.bold("Try this. ")+concept.Hint, "  ", o.Width))
-			b.WriteString(wrap(s.bold("Read. ")+s.cyan(o.Markdown.DocsLink(concept.Docs)), "  ", o.Width))
-		}
-		b.WriteString("\n")
-	}
-
 	var first *grader.CaseResult
 	for i := range failed {
 		// The first case that ran and failed; a case that never ran only
@@ -213,6 +220,22 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 		if first == nil || (first.Status == grader.StatusNotRun && failed[i].Status != grader.StatusNotRun) {
 			first = &failed[i]
 		}
+	}
+
+	// The diagnosis names its mistake and the evidence; its concept's
+	// misconception, hint and docs are shown once: here when they are not
+	// the first failing case's own, below with that case when they are.
+	diagConcept := ""
+	if d := rep.Diagnosis; d != nil {
+		b.WriteString(wrap(s.bold("This looks like a known mistake: ")+d.Sentence(), "", o.Width))
+		b.WriteString(wrap(s.bold("Evidence. ")+grader.Evidence(d, ""), "  ", o.Width))
+		if concept := lab.Concept(d.Concept); concept.ID != "" && (first == nil || first.Concept != concept.ID) {
+			diagConcept = concept.ID
+			b.WriteString(wrap(s.bold("Misconception. ")+concept.Misconception, "  ", o.Width))
+			b.WriteString(wrap(s.bold("Try this. ")+concept.Hint, "  ", o.Width))
+			b.WriteString(wrap(s.bold("Read. ")+s.cyan(o.Markdown.DocsLink(concept.Docs)), "  ", o.Width))
+		}
+		b.WriteString("\n")
 	}
 	if first == nil {
 		writeNext(&b, rep, lab, o, s, "")
@@ -236,7 +259,7 @@ func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
 		switch {
 		case !grader.ShowsMisconception(c.Status): // not evidence of a belief: no misconception to name
 			b.WriteString(wrap(s.bold("Read. ")+s.cyan(o.Markdown.DocsLink(concept.Docs)), "  ", o.Width))
-		case rep.Explained(c): // the diagnosis above names it
+		case rep.Explained(c) && diagConcept != "": // the diagnosis above names its misconception
 		default:
 			b.WriteString(wrap(s.bold("Misconception. ")+concept.Misconception, "  ", o.Width))
 			b.WriteString(wrap(s.bold("Try this. ")+concept.Hint, "  ", o.Width))

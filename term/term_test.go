@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fourth-outcome/labkit/diagnosis"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/rubric"
 )
@@ -162,5 +163,41 @@ func TestFeedbackNamesTheRedisServer(t *testing.T) {
 	got := Feedback(rep, lab, Options{})
 	if _, facts, _ := strings.Cut(got, "\n"); !strings.HasPrefix(facts, "race detector on · Redis 127.0.0.1:6390 db 3 · took") {
 		t.Errorf("Feedback's header does not name the Redis server:\n%s", got)
+	}
+}
+
+// TestFeedbackWithDiagnosisFitsOneScreen: a lab of many cases whose
+// failure is diagnosed still fits one screen, with the score, the
+// diagnosis, the first failure and the next step: the passing cases become
+// one line.
+func TestFeedbackWithDiagnosisFitsOneScreen(t *testing.T) {
+	many := lab
+	many.Cases = nil
+	rep := &grader.Report{Lab: 1, Title: lab.Title, Total: 100, Race: true}
+	for i := range 25 {
+		name := fmt.Sprintf("case_%02d", i)
+		many.Cases = append(many.Cases, rubric.Case{Name: name, Concept: "atomic", Points: 4, Explanation: strings.Repeat("Why it matters. ", 20)})
+		cr := grader.CaseResult{Name: name, Concept: "atomic", Points: 4, Earned: 4, Status: grader.StatusPass}
+		if i == 7 {
+			cr.Earned, cr.Status, cr.Output = 0, grader.StatusFail, []string{"work ran 2 times, want 1", "second line", "third line"}
+			for j := range 30 {
+				cr.Timeline = append(cr.Timeline, fmt.Sprintf("t=0s  worker %02d  work starts", j))
+			}
+		}
+		rep.Cases = append(rep.Cases, cr)
+	}
+	rep.Score = 96
+	rep.Diagnosis = &diagnosis.Match{Signature: diagnosis.Signature{Mistake: "check-then-insert", Concept: "atomic", Summary: "the lookup and the insert are two steps"}, Similarity: 1, Shared: []string{"case_07"}}
+	got := Feedback(rep, many, Options{Prog: "labctl"})
+	if n := strings.Count(got, "\n"); n > MaxLines {
+		t.Errorf("Feedback = %d lines, want at most %d:\n%s", n, MaxLines, got)
+	}
+	for _, want := range []string{"96/100", "This looks like a known mistake: the lookup and the insert are two steps", "✗ case_07", "and 24 more cases pass", "Lookup then insert is a claim.", "Next: Fix case_07"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Feedback lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "Lookup then insert is a claim.") != 1 {
+		t.Errorf("Feedback states the misconception %d times, want once:\n%s", strings.Count(got, "Lookup then insert is a claim."), got)
 	}
 }
