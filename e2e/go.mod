@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/bluekeyes/go-gitdiff v0.9.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/yuin/goldmark v1.8.7 // indirect
 )

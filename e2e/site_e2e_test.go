@@ -26,6 +26,23 @@ import (
 	"github.com/fourth-outcome/labkit/site"
 )
 
+// brokenNames lists the code spans that are names of letters, digits,
+// underscores and dots (a case name in a table, a file) broken across lines
+// although each would fit on a line of its own (a hyphen is a fair place to
+// break, so hyphenated names are left out): the "two letters a line" a narrow table cell
+// made of a case name before the site's CSS kept them whole.
+const brokenNames = `(() => {
+	const out = [];
+	for (const c of document.querySelectorAll('h2 code, h3 code, li code, td code, th code, p code')) {
+		if (!/^[\w.]+$/.test(c.textContent)) continue;
+		const rects = [...c.getClientRects()];
+		const box = c.parentElement.getBoundingClientRect().width;
+		const total = rects.reduce((w, r) => w + r.width, 0);
+		if (rects.length > 1 && total < box) out.push(c.textContent + ' (' + rects.length + ' pieces, ' + Math.round(total) + ' of ' + Math.round(box) + ' px)');
+	}
+	return out;
+})()`
+
 // phoneWidth is the viewport no page may be wider than.
 const phoneWidth = 375
 
@@ -187,6 +204,13 @@ func TestSiteInABrowser(t *testing.T) {
 		}
 		if info.ScrollWidth > phoneWidth {
 			t.Errorf("%s: %d px wide in a %d px viewport", f, info.ScrollWidth, phoneWidth)
+		}
+		broken, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](brokenNames))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range broken {
+			t.Errorf("%s at %d px: a name broken although it fits a line: %s", f, phoneWidth, b)
 		}
 		for _, p := range probs.take() {
 			t.Errorf("%s: %s", f, p)

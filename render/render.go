@@ -49,13 +49,13 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-body { font: 16px/1.55 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 50rem; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; }
+body { font: 16px/1.55 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 50rem; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; overflow-wrap: break-word; }
 h1, h2, h3 { line-height: 1.25; }
 h3 { margin-top: 2rem; }
-pre { background: #f5f5f7; padding: .75rem 1rem; overflow-x: auto; border-radius: 6px; font-size: 14px; }
+pre { background: #f5f5f7; padding: .75rem 1rem; overflow-x: auto; border-radius: 6px; font-size: 14px; overflow-wrap: normal; tab-size: 4; }
 code { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; }
 blockquote { border-left: 4px solid #d70015; margin: 1rem 0; padding: .25rem 1rem; background: #fff5f5; }
-table { border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: .3rem .6rem; text-align: left; }
+table { display: block; overflow-x: auto; max-width: 100%; border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: .3rem .6rem; text-align: left; } td code, th code { white-space: nowrap; }
 small { color: #555; }
 figure.diagram { margin: 1rem 0; overflow-x: auto; } figure.diagram svg { max-width: 100%; height: auto; }
 </style>
