@@ -17,13 +17,33 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/fourth-outcome/labkit/rubric"
 )
 
-// Threshold is the least similarity (Jaccard, over the sets of failing
-// cases) at which a catalogued mistake is named. Below it the feedback
-// shows each failing case's concept, as it would without a table. At 0.5,
-// half of the cases in the two sets together fail in both.
+// Threshold is the least similarity (a weighted Jaccard similarity of the
+// two sets of failing cases, see Weight) at which a catalogued mistake is
+// named. Below it the feedback shows each failing case's concept, as it
+// would without a table. At 0.5, half of the cases in the two sets together
+// fail in both.
 const Threshold = 0.5
+
+// ModelWeight is the weight of a model case in a signature. The model
+// cases (generated sequences, concurrent histories) fail for almost every
+// bug, so they say little about which one it is: a mistake that only a
+// model case catches must not be named for every run that fails a model
+// case and something else.
+const ModelWeight = 0.25
+
+// Weight is how much case name counts in a similarity: ModelWeight for a
+// model case (rubric.ModelSequences or rubric.ModelLinearizable, or one of
+// their per-backend variants, "<case>_on_memory"), 1 for any other.
+func Weight(name string) float64 {
+	if strings.HasPrefix(name, rubric.ModelSequences) || strings.HasPrefix(name, rubric.ModelLinearizable) {
+		return ModelWeight
+	}
+	return 1
+}
 
 // Kinds of failure that enter a signature, as grader.Status spells them.
 const (
@@ -51,8 +71,8 @@ type Signature struct {
 // failures, and the evidence.
 type Match struct {
 	Signature
-	// Similarity is the Jaccard similarity of the two sets of failing
-	// cases, 1 for the same set.
+	// Similarity is the weighted Jaccard similarity of the two sets of
+	// failing cases (Weight), 1 for the same set.
 	Similarity float64 `json:"similarity"`
 	// Shared lists the cases that fail in both, in the order of the run's
 	// report; Extra those that fail only in the run; Missing those that
@@ -84,21 +104,30 @@ func Diagnose(table []Signature, order []string, failing map[string]string) (Mat
 		kinds, missing, rank int
 	}
 	var all []scored
+	var runWeight float64
+	for c := range failing {
+		runWeight += Weight(c)
+	}
 	for i, s := range table {
-		shared, kinds := 0, 0
+		var shared, mistakeWeight float64
+		kinds, sharedN := 0, 0
+		for c := range s.Failing {
+			mistakeWeight += Weight(c)
+		}
 		for c, k := range failing {
 			if sk, ok := s.Failing[c]; ok {
-				shared++
+				shared += Weight(c)
+				sharedN++
 				if sk == k {
 					kinds++
 				}
 			}
 		}
-		union := len(failing) + len(s.Failing) - shared
-		if shared == 0 || union == 0 {
+		union := runWeight + mistakeWeight - shared
+		if sharedN == 0 || union == 0 {
 			continue
 		}
-		all = append(all, scored{s, float64(shared) / float64(union), kinds, len(s.Failing) - shared, i})
+		all = append(all, scored{s, shared / union, kinds, len(s.Failing) - sharedN, i})
 	}
 	if len(all) == 0 {
 		return Match{}, false

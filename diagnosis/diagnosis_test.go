@@ -72,3 +72,23 @@ func TestSentence(t *testing.T) {
 		t.Errorf("Sentence() = %q, want %q", got, want)
 	}
 }
+
+func TestDiagnoseWeighsModelCasesLess(t *testing.T) {
+	table := []Signature{
+		{Mistake: "only-the-model-sees-it", Summary: "a", Failing: map[string]string{"random_call_sequences_follow_the_rules": Fail}},
+		{Mistake: "stale-read", Summary: "b", Failing: map[string]string{"reads": Fail, "random_call_sequences_follow_the_rules": Fail}},
+	}
+	order := []string{"reads", "writes", "random_call_sequences_follow_the_rules"}
+	if m, ok := Diagnose(table, order, map[string]string{"writes": Fail, "random_call_sequences_follow_the_rules": Fail}); ok {
+		t.Errorf("a run failing writes and the model case is diagnosed as %s (%.2f); a mistake only the model case sees says nothing about writes", m.Mistake, m.Similarity)
+	}
+	if m, ok := Diagnose(table, order, map[string]string{"random_call_sequences_follow_the_rules": Fail}); !ok || m.Mistake != "only-the-model-sees-it" {
+		t.Errorf("a run failing the model case alone = %q, %v, want only-the-model-sees-it", m.Mistake, ok)
+	}
+	if m, ok := Diagnose(table, order, map[string]string{"reads": Fail, "random_call_sequences_follow_the_rules": Fail}); !ok || m.Mistake != "stale-read" {
+		t.Errorf("a run failing reads and the model case = %q, %v, want stale-read", m.Mistake, ok)
+	}
+	if got := Weight("concurrent_calls_are_linearizable_on_redis"); got != ModelWeight {
+		t.Errorf("Weight(a per-backend model case) = %v, want %v", got, ModelWeight)
+	}
+}
