@@ -17,6 +17,7 @@ type mutateOpts struct {
 	jobs    int
 	timeout time.Duration
 	verbose bool
+	listed  bool
 }
 
 var mutateCmd = &command{
@@ -41,6 +42,7 @@ covered (lines the suite never runs, by gremlins' coverage).`,
 		fs.IntVar(&o.jobs, "jobs", 0, "mutants tested at once (0: one per CPU)")
 		fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "time limit per mutant's suite run (a mutant that hangs is killed by it)")
 		fs.BoolVar(&o.verbose, "v", false, "print every mutant's verdict, not only survivors")
+		fs.BoolVar(&o.listed, "listed", false, "judge only the mutants listed as equivalent: a quick check, after a suite gained cases, that each still lives")
 		return func(ctx context.Context, e *env, args []string) error { return runMutate(ctx, e, o, args) }
 	},
 }
@@ -85,6 +87,7 @@ func runMutate(ctx context.Context, e *env, o *mutateOpts, args []string) error 
 			Race:         labRace,
 			Jobs:         jobs,
 			Timeout:      o.timeout,
+			ListedOnly:   o.listed,
 			Progress: func(out mutation.Outcome) {
 				if o.verbose || (out.Verdict == mutation.Lived && out.Equivalent == "") {
 					fmt.Fprintf(e.stdout, "  %-10s %s %s: %s %v\n", out.Verdict, lab.Dir, out.ID(), out.Change, out.KilledBy)
