@@ -94,6 +94,9 @@ func TestRubricsMatchTheSuites(t *testing.T) {
 // cases a mistake fails is computed by running it: labctl verify
 // --write-signatures.)
 func TestSignaturesCoverTheCatalogue(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(kitRoot(t), "solutions")); err != nil {
+		t.Skip("no solutions/ (a student release): no catalogue to compare with")
+	}
 	for _, lab := range Built() {
 		if lab.Signatures == nil {
 			continue

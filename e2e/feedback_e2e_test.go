@@ -31,17 +31,7 @@ var feedbackTimeline = []string{
 }
 
 const readFeedback = `(() => {
-	const narrow = [];
-	for (const c of document.querySelectorAll('h2 code, h3 code, li code, td code, p code')) {
-		// A name (letters, digits, underscores and dots: a case, a file)
-		// is never broken when it fits on a line of its own: a case name
-		// two letters a line, or cut in the middle, is unreadable.
-		if (!/^[\w.]+$/.test(c.textContent)) continue;
-		const rects = [...c.getClientRects()];
-		const box = c.parentElement.getBoundingClientRect().width;
-		const total = rects.reduce((w, r) => w + r.width, 0);
-		if (rects.length > 1 && total < box) narrow.push(c.textContent + ' (' + rects.length + ' pieces, ' + Math.round(total) + ' of ' + Math.round(box) + ' px)');
-	}
+	const narrow = ` + brokenNames + `;
 	const figs = [...document.querySelectorAll('figure.timeline > svg')].map(svg => {
 		const r = svg.getBoundingClientRect();
 		return {left: r.left, right: r.right, width: r.width, title: (svg.querySelector('title') || {}).textContent || '', desc: (svg.querySelector('desc') || {}).textContent || ''};

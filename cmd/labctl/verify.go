@@ -196,17 +196,19 @@ func programTally(checks []grader.Check) string {
 	}
 	var b strings.Builder
 	b.WriteString("| lab | wrong programs caught | correct programs passed | not caught | correct but failed |\n| --- | --- | --- | --- | --- |\n")
-	pct := func(n, d int) string {
-		if d == 0 {
-			return "0/0"
-		}
-		return fmt.Sprintf("%d/%d (%d%%)", n, d, n*100/d)
-	}
 	for _, lab := range order {
 		t := per[lab]
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", lab, pct(t.caught, t.wrong), pct(t.passed, t.correct), strings.Join(t.missed, ", "), strings.Join(t.failed, ", "))
 	}
 	return b.String()
+}
+
+// pct is n of d, with the percentage: "17/19 (89%)".
+func pct(n, d int) string {
+	if d == 0 {
+		return "0/0"
+	}
+	return fmt.Sprintf("%d/%d (%d%%)", n, d, n*100/d)
 }
 
 // writeSignatures writes course/signatures/DIR.json for each lab from its
@@ -318,12 +320,6 @@ func diagnosisTally(checks []grader.Check, programs string) string {
 	}
 	var b strings.Builder
 	b.WriteString("| lab | caught programs diagnosed | diagnoses naming the program's rule (top-1) | diagnosed otherwise |\n| --- | --- | --- | --- |\n")
-	pct := func(n, d int) string {
-		if d == 0 {
-			return "0/0"
-		}
-		return fmt.Sprintf("%d/%d (%d%%)", n, d, n*100/d)
-	}
 	for _, lab := range order {
 		t := per[lab]
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", lab, pct(t.diagnosed, t.caught), pct(t.right, t.known), strings.Join(t.wrongly, "; "))
