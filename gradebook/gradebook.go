@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -164,6 +165,9 @@ var (
 
 // scrub makes text fit for a student and stable from run to run: no
 // machine paths, durations, timestamps, goroutine numbers or addresses.
+// Redact cuts the paths listed in Scrub out of s, as every output does.
+func (o Options) Redact(s string) string { return o.scrub(s) }
+
 func (o Options) scrub(s string) string {
 	for _, p := range o.Scrub {
 		if p != "" && p != "/" {
@@ -220,6 +224,9 @@ func StudentMarkdown(s Student, o Options) string {
 
 // StudentReport is report.json: every lab's full report, with timings.
 type StudentReport struct {
+	// Version is the version of this shape (grader.ReportVersion), as
+	// Exercism's test runners version results.json.
+	Version int              `json:"version"`
 	Student string           `json:"student"`
 	Folder  string           `json:"folder"`
 	Kit     string           `json:"kit"`
@@ -259,23 +266,7 @@ func WriteStudent(out string, s Student, o Options) error {
 	if err != nil {
 		return err
 	}
-	s = s.stamped(o)
-	rep := StudentReport{Student: s.Name, Folder: Dir(s.Name), Kit: s.Kit, Rules: s.Rules, Entry: s.Entry, ID: s.ID, Notes: s.Notes, Labs: []StudentLabJSON{},
-		Fingerprints: s.Prints, Previous: s.Previous}
-	if !s.Submitted.IsZero() {
-		rep.Submitted = s.Submitted.Unix()
-	}
-	if s.Err != nil {
-		rep.Error = o.scrub(s.Err.Error())
-	}
-	for _, r := range s.Labs {
-		l := StudentLabJSON{Lab: r.Lab.Number, Dir: r.Lab.Dir, Status: o.scrub(r.Verdict()), Report: r.Report, Missing: r.Missing}
-		if r.Err != nil {
-			l.Error = o.scrub(r.Err.Error())
-		}
-		rep.Labs = append(rep.Labs, l)
-	}
-	rj, _ := json.MarshalIndent(rep, "", "  ")
+	rj, _ := json.MarshalIndent(ReportOf(s, o), "", "  ")
 	gs, _ := json.MarshalIndent(Gradescope(s, o, md), "", "  ")
 	files := []struct {
 		name string
@@ -290,6 +281,28 @@ func WriteStudent(out string, s Student, o Options) error {
 		}
 	}
 	return nil
+}
+
+// ReportOf is the student's report.json before scrubbing: every lab's
+// full report, with timings. Its Version is ReportVersion.
+func ReportOf(s Student, o Options) StudentReport {
+	s = s.stamped(o)
+	rep := StudentReport{Version: grader.ReportVersion, Student: s.Name, Folder: Dir(s.Name), Kit: s.Kit, Rules: s.Rules, Entry: s.Entry, ID: s.ID, Notes: s.Notes, Labs: []StudentLabJSON{},
+		Fingerprints: s.Prints, Previous: s.Previous}
+	if !s.Submitted.IsZero() {
+		rep.Submitted = s.Submitted.Unix()
+	}
+	if s.Err != nil {
+		rep.Error = o.scrub(s.Err.Error())
+	}
+	for _, r := range s.Labs {
+		l := StudentLabJSON{Lab: r.Lab.Number, Dir: r.Lab.Dir, Status: o.scrub(r.Verdict()), Report: r.Report, Missing: r.Missing}
+		if r.Err != nil {
+			l.Error = o.scrub(r.Err.Error())
+		}
+		rep.Labs = append(rep.Labs, l)
+	}
+	return rep
 }
 
 // Total is the student's weighted total and the weighted maximum, over the
@@ -371,7 +384,31 @@ func LabColumn(l grader.Lab) string { return fmt.Sprintf("lab %02d (%d)", l.Numb
 // to open in a spreadsheet (see CSVCell).
 func WriteClass(out string, students []Student, o Options) error {
 	o = o.Counted(students)
-	var book, cases [][]string
+	book, cases := Rows(students, o)
+	for name, rows := range map[string][][]string{"gradebook.csv": book, "cases.csv": cases} {
+		var buf bytes.Buffer
+		if err := WriteCSV(&buf, rows); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, name), buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	md := SummaryMarkdown(students, o)
+	if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	page, err := render.Page("Class summary", md)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "summary.html"), page, 0o644)
+}
+
+// Rows are the rows of gradebook.csv (book) and cases.csv (cases), each
+// with its header first and unescaped (WriteCSV makes every cell safe).
+// o's maximum counts the labs Counted gave it, or every lab.
+func Rows(students []Student, o Options) (book, cases [][]string) {
 	header := []string{"student", "folder", "status"}
 	for _, l := range o.Labs {
 		header = append(header, LabColumn(l))
@@ -416,20 +453,7 @@ func WriteClass(out string, students []Student, o Options) error {
 		}
 		cases = append(cases, crow)
 	}
-	for name, rows := range map[string][][]string{"gradebook.csv": book, "cases.csv": cases} {
-		if err := writeCSV(filepath.Join(out, name), rows); err != nil {
-			return err
-		}
-	}
-	md := SummaryMarkdown(students, o)
-	if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte(md), 0o644); err != nil {
-		return err
-	}
-	page, err := render.Page("Class summary", md)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(out, "summary.html"), page, 0o644)
+	return book, cases
 }
 
 // CSVCell makes a cell safe to open in a spreadsheet, as OWASP's CSV
@@ -447,21 +471,20 @@ func CSVCell(s string) string {
 	return "'" + s
 }
 
-func writeCSV(path string, rows [][]string) error {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
+// WriteCSV writes rows as CSV to w, every cell made safe by CSVCell.
+func WriteCSV(w io.Writer, rows [][]string) error {
+	cw := csv.NewWriter(w)
 	for _, row := range rows {
 		safe := make([]string, len(row))
 		for i, c := range row {
 			safe[i] = CSVCell(c)
 		}
-		w.Write(safe)
+		if err := cw.Write(safe); err != nil {
+			return err
+		}
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return err
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	cw.Flush()
+	return cw.Error()
 }
 
 // caseTally counts how a case ended across the class.

@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/fourth-outcome/labkit/changelog"
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/formats"
+	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/redisaddr"
 	"github.com/fourth-outcome/labkit/render"
@@ -27,6 +28,7 @@ import (
 type checkOpts struct {
 	md      bool
 	json    bool
+	format  string
 	seed    string
 	race    string
 	redis   string
@@ -49,7 +51,9 @@ failing case in full (why it matters, what happened, the timeline of the
 interleaving, the misconception behind it, what to try, the docs section to
 read) and the next step. --md prints the full feedback as Markdown (every
 failing case), --json the report, --html FILE a web page whose links point
-into the rendered course (labctl docs).
+into the rendered course (labctl docs). --format prints the result in any of
+the kit's formats, the ones labctl grade --format prints: term (the default),
+md (as --md), json (as --json), gradescope, classroom or csv.
 
 LAB is a number or a name: 1, 01, claim or 01-claim. Without LAB, check picks
 the first lab that has not passed yet.
@@ -71,6 +75,7 @@ is "not exercised" and earns nothing. Exit status 0 means every case passes,
 		o := &checkOpts{}
 		fs.BoolVar(&o.md, "md", false, "print the full feedback as Markdown (every failing case) instead of the one-screen summary")
 		fs.BoolVar(&o.json, "json", false, "write the report as JSON (for tools) instead of feedback")
+		fs.StringVar(&o.format, "format", "", "print the result in this format: "+strings.Join(formats.Names(), ", ")+" (--md is md, --json is json)")
 		fs.StringVar(&o.seed, "seed", "", "replay a randomised run with this seed (printed by a failing case)")
 		fs.StringVar(&o.race, "race", "auto", "race detector: auto (on when cgo works), on, off")
 		fs.StringVar(&o.redis, "redis", "", "run Redis-backed labs against this real server (host:port or redis://host:port/db) instead of the embedded one")
@@ -98,6 +103,12 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 			return usagef("--seed %q: want an integer", o.seed)
 		}
 	}
+	format, err := checkFormat(o)
+	if err != nil {
+		return err
+	}
+	// A format for tools gets its output alone: no progress, no notes.
+	forTools := format.Name != "term" && format.Name != "md"
 	st, err := loadState(root)
 	if err != nil {
 		return err
@@ -162,7 +173,7 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		ReuseBinary: true,
 	}
 	var progress *term.Progress
-	if !o.quiet && !o.json {
+	if !o.quiet && !forTools {
 		if note := firstBuildNote(ctx, root, race); note != "" {
 			fmt.Fprintln(e.stderr, note)
 		}
@@ -198,26 +209,22 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	mdo := grader.MarkdownOptions{HintsSeen: prev.HintLevel, Hints: hintCount(root, lab), Prog: e.prog(),
 		// Against a real server the suite runs on the real clock.
 		RealTime: usesRedis(lab) && (o.redis != "" || os.Getenv(redisaddr.Env) != "")}
-	switch {
-	case o.json:
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(versionedReport{Version: grader.ReportVersion, Report: rep}); err != nil {
-			return err
-		}
-	case o.md:
-		fmt.Fprint(e.stdout, grader.Markdown(rep, lab, mdo))
-	default:
-		fmt.Fprint(e.stdout, term.Feedback(rep, lab, term.Options{
-			Color:    term.ColorFor(e.stdout, os.Getenv),
-			Width:    term.Width(e.stdout),
-			Columns:  term.Columns(e.stdout),
-			Prog:     e.prog(),
-			Markdown: mdo,
-			Next:     nextAfterPass(st, lab, e.prog()),
-		}))
+	in := formats.Input{
+		Student: gradebook.Student{Name: "you", Labs: []gradebook.Result{{Student: "you", Lab: lab, Report: rep}}},
+		Class:   gradebook.Options{Labs: []grader.Lab{lab}},
+		Learner: true, Markdown: mdo,
+		Term: term.Options{
+			Color:   term.ColorFor(e.stdout, os.Getenv),
+			Width:   term.Width(e.stdout),
+			Columns: term.Columns(e.stdout),
+			Prog:    e.prog(),
+			Next:    nextAfterPass(st, lab, e.prog()),
+		},
 	}
-	if !o.json {
+	if err := format.Render(e.stdout, in); err != nil {
+		return fmt.Errorf("check: --format %s: %w", format.Name, err)
+	}
+	if !forTools {
 		fmt.Fprint(e.stdout, passOnRecordNote(st.Labs[lab.Dir], lab.Number))
 	}
 	if o.html != "" {
@@ -352,9 +359,25 @@ func relDir(file, dir string) string {
 	return filepath.ToSlash(rel) + "/"
 }
 
-// versionedReport is check --json's output: the report's fields beside the
-// version of their shape, as Exercism's test runners version results.json.
-type versionedReport struct {
-	Version int `json:"version"`
-	*grader.Report
+// checkFormat is the format check prints in: --format, or --md or --json,
+// which name md and json; term without any of them.
+func checkFormat(o *checkOpts) (formats.Format, error) {
+	name := o.format
+	for _, alias := range []struct {
+		set  bool
+		name string
+	}{{o.md, "md"}, {o.json, "json"}} {
+		if !alias.set {
+			continue
+		}
+		if name != "" && name != alias.name {
+			return formats.Format{}, usagef("--%s and --format %s ask for two formats; give one", alias.name, name)
+		}
+		name = alias.name
+	}
+	f, err := formats.Lookup(cmp.Or(name, "term"))
+	if err != nil {
+		return formats.Format{}, usagef("--format: %v", err)
+	}
+	return f, nil
 }

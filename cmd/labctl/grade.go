@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/formats"
 	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/intake"
@@ -41,8 +42,8 @@ type gradeOpts struct {
 	docsURL     string
 	weights     string
 	memory      int
-	// format names the platform output printed for the class's one
-	// submission: gradescope or classroom (see runGradeFormat).
+	// format names the format (formats.Lookup) the class's one
+	// submission's result is printed in (see runGradeFormat).
 	format string
 	// report, when set, receives the graded class before runGrade
 	// returns; the --format output is made from it.
@@ -98,8 +99,9 @@ submission was graded, whatever the scores; 1 when some could not be.
 differ from the lab's starter), so a one-lab upload is graded out of that
 lab alone; with none, every lab.
 
---format gradescope or classroom grades a class of one submission (the
-autograders' case) and prints its result for that platform on stdout; the
+--format FORMAT grades a class of one submission (the autograders' case)
+and prints its result in FORMAT on stdout: gradescope, classroom, or any
+other format labctl check prints (term, md, json, csv); the
 summary line goes to stderr, and the feedback links the course pages by
 their path in the kit (or at --docs-url). gradescope prints Gradescope's
 results.json, even when grading fails (then with score 0 and the reason).
@@ -125,7 +127,7 @@ GitHub Classroom's autograding reporter to the step output "result"
 		fs.IntVar(&o.disk, "disk", grader.DefaultDisk>>20, "what each run may write (its directory and /tmp), in MiB")
 		fs.StringVar(&o.runAs, "run-as", "", "user test binaries run as without bwrap (the grader must be root; default nobody when it is)")
 		fs.StringVar(&o.weights, "weights", "", "per-lab weights in the total, e.g. 1=1,2=2 (default 1 each)")
-		fs.StringVar(&o.format, "format", "", "print the one submission's result for a platform: gradescope or classroom")
+		fs.StringVar(&o.format, "format", "", "print the one submission's result in this format: "+strings.Join(formats.Names(), ", "))
 		fs.StringVar(&o.students, "student", "", "regrade only these students (names, LMS IDs, entries or folders, comma-separated); everyone else's outputs in --out are kept")
 		fs.BoolVar(&o.prune, "prune", false, "drop from --out the students who are no longer in SUBMISSIONS_DIR")
 		fs.StringVar(&o.shard, "shard", "", "grade share I of N of the class (I/N, e.g. 2/4); join the shards' --out folders with labctl gradebook merge")

@@ -3,41 +3,43 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/formats"
 	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/intake"
+	"github.com/fourth-outcome/labkit/term"
 )
 
-// gradeFormats are the values of labctl grade --format.
-var gradeFormats = []string{"gradescope", "classroom"}
-
 // runGradeFormat grades a class of one submission and prints its result in
-// o.format on e.stdout; the summary line labctl grade prints goes to
-// e.stderr instead. For gradescope the result is printed whatever happens
-// once the flags are read: a grading that fails gives score 0 and the
-// reason, so that the autograder always has a results.json.
+// o.format, a format of the registry (formats.Lookup), on e.stdout; the
+// summary line labctl grade prints goes to e.stderr instead. For gradescope
+// the result is printed whatever happens once the flags are read: a
+// grading that fails gives score 0 and the reason, so that the autograder
+// always has a results.json.
 func runGradeFormat(ctx context.Context, e *env, o *gradeOpts, args []string) error {
-	if !slices.Contains(gradeFormats, o.format) {
-		return usagef("grade: --format %q: want %s", o.format, strings.Join(gradeFormats, " or "))
+	format, err := formats.Lookup(o.format)
+	if err != nil {
+		return usagef("grade: --format: %v", err)
 	}
 	var printed bool
 	inner := *o
 	inner.report = func(students []gradebook.Student, opts gradebook.Options) error {
 		printed = true
-		return printFormat(e.stdout, o.format, students[0], opts)
+		if err := format.Render(e.stdout, formats.Input{Student: students[0], Class: opts, Term: term.Options{Width: term.Width(e.stdout)}}); err != nil {
+			return fmt.Errorf("grade: --format %s: %w", format.Name, err)
+		}
+		return nil
 	}
 	quiet := &env{stdout: e.stderr, stderr: e.stderr, getwd: e.getwd, root: e.root}
-	err := runGrade(ctx, quiet, &inner, args)
+	err = runGrade(ctx, quiet, &inner, args)
 	if e.root == "" {
 		e.root = quiet.root
 	}
@@ -54,37 +56,6 @@ func runGradeFormat(ctx context.Context, e *env, o *gradeOpts, args []string) er
 	return err
 }
 
-// printFormat writes one student's result for a platform.
-func printFormat(w io.Writer, format string, s gradebook.Student, o gradebook.Options) error {
-	md := gradebook.StudentMarkdown(s, o)
-	switch format {
-	case "gradescope":
-		return writeJSON(w, gradebook.Gradescope(s, o, md))
-	case "classroom":
-		c := gradebook.Classroom(s, o)
-		if _, err := fmt.Fprintf(w, "Points %s\n", c.Points()); err != nil {
-			return err
-		}
-		if p := os.Getenv("GITHUB_STEP_SUMMARY"); p != "" {
-			if err := appendFile(p, []byte(gradebook.ClassroomSummary(s, o, md))); err != nil {
-				return fmt.Errorf("grade: job summary: %w", err)
-			}
-		}
-		if p := os.Getenv("GITHUB_OUTPUT"); p != "" {
-			data, err := json.Marshal(c)
-			if err != nil {
-				return err
-			}
-			line := "result=" + base64.StdEncoding.EncodeToString(data) + "\n"
-			if err := appendFile(p, []byte(line)); err != nil {
-				return fmt.Errorf("grade: step output: %w", err)
-			}
-		}
-		return nil
-	}
-	return usagef("grade: --format %q: want %s", format, strings.Join(gradeFormats, " or "))
-}
-
 func writeJSON(w io.Writer, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -92,15 +63,6 @@ func writeJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(data, '\n'))
 	return err
-}
-
-func appendFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	return errors.Join(err, f.Close())
 }
 
 // presentLabs keeps the labs that some submission has files for, leaving

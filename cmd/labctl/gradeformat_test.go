@@ -45,7 +45,7 @@ func TestPresentLabs(t *testing.T) {
 func TestGradeFormatUsage(t *testing.T) {
 	root := kitRoot(t)
 	r := labctl(t, root, "grade", "--format", "xml", t.TempDir())
-	if r.code != 2 || !strings.Contains(r.stderr, "want gradescope or classroom") {
+	if r.code != 2 || !strings.Contains(r.stderr, "want term, md, json, gradescope, classroom, csv") {
 		t.Errorf("grade --format xml: exit %d, %q; want 2 and the formats", r.code, r.stderr)
 	}
 	class := t.TempDir()

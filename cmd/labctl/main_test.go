@@ -133,6 +133,8 @@ func TestHelpAndUsage(t *testing.T) {
 		{"bad flag", []string{"check", "--nope"}, 2, "flag provided but not defined"},
 		{"bad seed", []string{"check", "1", "--seed", "abc"}, 2, "want an integer"},
 		{"bad race", []string{"check", "1", "--race", "maybe"}, 2, "want auto, on or off"},
+		{"bad format", []string{"check", "1", "--format", "xml"}, 2, "want term, md, json, gradescope, classroom, csv"},
+		{"two formats", []string{"check", "1", "--md", "--format", "json"}, 2, "--md and --format json ask for two formats"},
 		{"hint level out of range", []string{"hint", "1", "9"}, 2, "want a number from 1 to 3"},
 		{"hint without lab", []string{"hint"}, 2, "want LAB [LEVEL]"},
 		{"unreachable redis", []string{"check", "2", "--redis", "127.0.0.1:1"}, 2, "cannot reach a Redis server"},
