@@ -434,3 +434,15 @@ func TestSolutionOpensOnceTheLabPasses(t *testing.T) {
 		t.Errorf("solution 1 without solutions/: exit %d, %q, want exit 2 saying the release has none", r.code, r.stderr)
 	}
 }
+
+// TestFastFirstVerdictOnlyWhereTheDetectorScoresNothing: the first check
+// of a fresh clone may skip the race detector only for a lab none of whose
+// cases earns points by the detector alone.
+func TestFastFirstVerdictOnlyWhereTheDetectorScoresNothing(t *testing.T) {
+	if l, _ := resolveLab("4"); !detectorScores(l) {
+		t.Errorf("detectorScores(04-retry) = false, want true: its budget cases need the detector")
+	}
+	if l, _ := resolveLab("1"); detectorScores(l) {
+		t.Errorf("detectorScores(01-claim) = true, want false: its race case is scheduled by the suite")
+	}
+}
