@@ -296,7 +296,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 		b.WriteString("**No case ran**: the problem below stopped the suite first.\n\n")
 	default:
 		fmt.Fprintf(&b, "**%d of %d cases fail.**\n\n", len(failed), len(rep.Cases))
-		if rep.Score == 0 && len(failed) == len(rep.Cases) && allMention(failed, notImplemented) {
+		if rep.NotStarted {
 			fmt.Fprintf(&b, "Every case fails with the starter's \"not implemented\" error: this lab has not been started yet. Read `labs/%s/README.md`, then replace the `TODO`s in `labs/%s/`. The cases below say what each behaviour must be.\n\n", lab.Dir, lab.Dir)
 		}
 	}

@@ -70,6 +70,10 @@ type Report struct {
 	// machine (no Landlock, no PID namespace, a limit only polled): about
 	// the grading, not the submission.
 	Notes []string `json:"notes,omitempty"`
+	// NotStarted is set when every case failed with the starter's "not
+	// implemented" error (NotImplementedWords): the lab has not been
+	// started. Finalize sets it; every feedback reads it.
+	NotStarted bool `json:"not_started,omitempty"`
 	// Diagnosis, for a failing run whose failures look like a catalogued
 	// mistake's (diagnosis.Diagnose, at least diagnosis.Threshold close),
 	// names that mistake, with the evidence. Finalize sets it.
@@ -139,6 +143,11 @@ func (r *Report) FailedConcepts() []string {
 	return out
 }
 
+// NotImplementedWords are the words, lower case, one of which every
+// failure of an unstarted lab's starter contains ("claim: not implemented
+// yet (TODO in labs/01-claim/claim.go)").
+var NotImplementedWords = []string{"not implemented", "todo"}
+
 // RaceOff is the output of a passing case that needed the race detector in
 // a run without it (see Finalize).
 const RaceOff = "the race detector was off, so this case could not see a data race; it needs cgo and a C compiler (apt-get install gcc), then check again"
@@ -159,7 +168,9 @@ const TamperedProblem = "output tampered with"
 //   - a case earns its points exactly when its status is StatusPass;
 //   - the run passed when it built, every case passed, no limit stopped
 //     it, nothing was tampered with and nothing went wrong outside the
-//     cases.
+//     cases;
+//   - the lab is not started (NotStarted) when it built, scored 0 and
+//     every case failed with the starter's "not implemented" error.
 //
 // Finalize may be called again; it gives the same result.
 func (r *Report) Finalize(lab Lab) {
@@ -196,6 +207,9 @@ func (r *Report) Finalize(lab Lab) {
 	r.finalized = true
 	r.Passed = r.Build == nil && r.Tampered == "" && r.Limit == "" && !r.unclean &&
 		r.Score == r.Total && len(r.Failed()) == 0
+	failed := r.Failed()
+	r.NotStarted = r.Build == nil && r.Tampered == "" && r.Score == 0 && len(r.Cases) > 0 &&
+		len(failed) == len(r.Cases) && allMention(failed, NotImplementedWords)
 	// A run that fails every case (a lab not started, a constructor
 	// that panics) has no signature to tell one bug from another: no
 	// diagnosis.

@@ -91,6 +91,37 @@ func TestFinalizeEarnsOnlyPasses(t *testing.T) {
 	}
 }
 
+// TestFinalizeNotStarted: a lab is not started when every case failed
+// with the starter's error, and only then; markdown, term and verify read
+// what Finalize decided.
+func TestFinalizeNotStarted(t *testing.T) {
+	starter := "claim: not implemented yet (TODO in labs/01-claim/claim.go)"
+	for _, tt := range []struct {
+		name  string
+		cases []CaseResult
+		build bool
+		want  bool
+	}{
+		{"every case the starter's", []CaseResult{{Name: "plain", Status: StatusFail, Output: []string{starter}}, {Name: "racy", Status: StatusFail, Output: []string{"Do() = " + starter}}}, false, true},
+		{"one case passes", []CaseResult{{Name: "plain", Status: StatusPass}, {Name: "racy", Status: StatusFail, Output: []string{starter}}}, false, false},
+		{"one failure of its own", []CaseResult{{Name: "plain", Status: StatusFail, Output: []string{starter}}, {Name: "racy", Status: StatusFail, Output: []string{"Claim(k) = true, want false"}}}, false, false},
+		{"a crash", []CaseResult{{Name: "plain", Status: StatusCrash, Output: []string{"panic: " + starter}}, {Name: "racy", Status: StatusFail, Output: []string{starter}}}, false, true},
+		{"does not compile", []CaseResult{{Name: "plain", Status: StatusNotRun}, {Name: "racy", Status: StatusNotRun}}, true, false},
+	} {
+		rep := &Report{Race: true, Total: 100, Cases: tt.cases}
+		for i := range rep.Cases {
+			rep.Cases[i].Points = finalizeLab.Cases[i].Points
+		}
+		if tt.build {
+			rep.Build = &BuildFailure{Output: "claim.go:1: syntax error"}
+		}
+		rep.Finalize(finalizeLab)
+		if rep.NotStarted != tt.want {
+			t.Errorf("%s: NotStarted = %v, want %v", tt.name, rep.NotStarted, tt.want)
+		}
+	}
+}
+
 func TestNextStepWhenOnlyRaceCasesWereNotExercised(t *testing.T) {
 	lab := Lab{Lab: rubric.Lab{Number: 1, Cases: []rubric.Case{{Name: "racy", Points: 60, Race: true}}}}
 	rep := &Report{Total: 60, Cases: []CaseResult{{Name: "racy", Points: 60, Status: StatusPass}}}

@@ -315,9 +315,6 @@ func traceRules(root string, lab Lab, checks []Check) Check {
 	return c
 }
 
-// notImplemented are the words a starter's failures must contain.
-var notImplemented = []string{"not implemented", "todo"}
-
 func judge(c *Check, m Mistake) {
 	rep := c.Report
 	switch c.Kind {
@@ -327,7 +324,7 @@ func judge(c *Check, m Mistake) {
 			c.Detail = "does not compile: " + firstLine(rep.Build.Output)
 		case rep.Passed:
 			c.Detail = "passes the suite: the starter gives the answer away"
-		case !mentions(rep, notImplemented):
+		case !mentions(rep, NotImplementedWords):
 			c.Detail = fmt.Sprintf("fails (%d/%d) but no failure says \"not implemented\" or \"TODO\"", rep.Score, rep.Total)
 		default:
 			c.OK = true

@@ -208,7 +208,7 @@ func feedback(rep *grader.Report, lab grader.Lab, o Options, collapsePasses bool
 		}
 		return b.String()
 	}
-	if rep.Score == 0 && len(failed) == len(rep.Cases) && startersOnly(failed) {
+	if rep.NotStarted {
 		b.WriteString(wrap(fmt.Sprintf("This lab has not been started yet: every case fails with the starter's \"not implemented\". Read labs/%s/README.md, then replace the TODOs in labs/%s/.", lab.Dir, lab.Dir), "", o.Width))
 		b.WriteString("\n")
 	}
@@ -355,13 +355,3 @@ func visibleLen(s string) int {
 	return n
 }
 
-// startersOnly reports whether every case failed with the starter's "not
-// implemented" error.
-func startersOnly(cases []grader.CaseResult) bool {
-	for _, c := range cases {
-		if !strings.Contains(strings.ToLower(strings.Join(c.Output, "\n")), "not implemented") {
-			return false
-		}
-	}
-	return len(cases) > 0
-}
