@@ -354,4 +354,3 @@ func visibleLen(s string) int {
 	}
 	return n
 }
-
