@@ -3,11 +3,9 @@ package grader
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,132 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/fourth-outcome/labkit/attest"
-	"github.com/fourth-outcome/labkit/rubric"
 )
-
-// runHermetic grades opts.Impl in opts.Kit: the submission's files are
-// screened, the test binary is built outside the sandbox in the scratch kit
-// (with -trimpath, so the kit's packages come from the shared build cache and
-// no path of this machine reaches the feedback), then run in a private
-// directory under the sandbox, its output converted by test2json.
-func runHermetic(ctx context.Context, opts Options) (*Report, error) {
-	start := time.Now()
-	kit := opts.Kit
-	files, err := readSources(opts.Base, opts.Impl)
-	if err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(kit.Scratch, "run-")
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrKit, err)
-	}
-	defer os.RemoveAll(work)
-	labDir := filepath.Join(kit.Dir, "labs", opts.Lab.Dir)
-	p := newParser(opts.Lab, labDir, opts.Progress)
-	p.sources = newSources(files)
-	finish := func(rep *Report) *Report {
-		rep.Target = opts.Target
-		rep.Race = opts.Race
-		rep.Seed = opts.Seed
-		rep.Kit = kit.Commit
-		rep.Sandbox = string(opts.Sandbox)
-		if rep.Sandbox == "" {
-			rep.Sandbox = string(SandboxOff)
-		}
-		rep.Duration = time.Since(start)
-		rep.Finalize(opts.Lab)
-		return rep
-	}
-	others, err := otherSources(opts.Impl)
-	if err != nil {
-		return nil, err
-	}
-	if err := screenSource(opts.Lab, files, others); err != nil {
-		p.buildFailed = true
-		p.buildOutput = []string{err.Error()}
-		return finish(p.report("")), nil
-	}
-
-	binary := filepath.Join(work, "bin", opts.Lab.Slug+".test")
-	buildStart := time.Now()
-	buildOut, err := cachedBuild(ctx, opts, files, work, binary)
-	if err != nil {
-		return nil, err
-	}
-	buildTime := time.Since(buildStart)
-	if buildOut != nil {
-		p.buildFailed = true
-		p.buildOutput = buildOut
-		return finish(p.report("")), nil
-	}
-
-	for _, d := range []string{"run/home", "run/tmp"} {
-		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrKit, err)
-		}
-	}
-	spec := runSpec{
-		binary:  binary,
-		workDir: work,
-		sandbox: opts.Sandbox,
-		limits:  opts.Limits,
-		pkg:     kit.Module + "/labs/" + opts.Lab.Dir,
-		runAs:   opts.RunAs,
-		notes:   &noteSet{},
-	}
-	home, tmp := filepath.Join(work, "run", "home"), filepath.Join(work, "run", "tmp")
-	path := os.Getenv("PATH")
-	if spec.sandbox == SandboxBwrap {
-		home, tmp, path = "/work/run/home", "/tmp", "/usr/bin:/bin"
-	}
-	ro := recoverOptions{caseTimeout: opts.CaseTimeout, total: opts.Timeout}
-	if kit.Attests {
-		// Every run of the binary reads (and deletes) a fresh key.
-		keyFile := filepath.Join(work, "run", ".attest")
-		inside := keyFile
-		if spec.sandbox == SandboxBwrap {
-			inside = "/work/run/.attest"
-		}
-		opts.Env = append(opts.Env, attest.EnvFile+"="+inside)
-		ro.newKey = func() ([]byte, error) {
-			key := make([]byte, 32)
-			if _, err := rand.Read(key); err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(keyFile, key, 0o600); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrKit, err)
-			}
-			return key, nil
-		}
-	}
-	spec.env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, RaceEnv(os.Getenv("GORACE")), rubric.SeedEnv + "=" + opts.Seed}
-	for _, kv := range opts.Env {
-		spec.env = append(spec.env, kv)
-		if v, ok := strings.CutPrefix(kv, "REDIS_ADDR="); ok && v != "" {
-			spec.shareNet = true
-		}
-	}
-	runStart := time.Now()
-	err = runAndRecover(ctx, p, ro, func(ctx context.Context, args []string, timeout time.Duration, onStart func(func()), consume func(io.Reader)) (runResult, error) {
-		s := spec
-		s.args, s.wall, s.onStart = args, timeout+30*time.Second, onStart
-		return runSandboxed(ctx, s, consume)
-	})
-	if err != nil {
-		return nil, err
-	}
-	runTime := time.Since(runStart)
-	rep := p.report("")
-	rep.Notes = spec.notes.all()
-	if kit.Attests {
-		confirmAttested(p, rep)
-	}
-	rep = finish(rep)
-	rep.BuildTime, rep.RunTime = buildTime, runTime
-	return rep, nil
-}
 
 // cachedBuild is buildTestBinary with the binaries of one batch shared:
 // a submission whose files are byte for byte another's (an unchanged

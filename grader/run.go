@@ -18,8 +18,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/fourth-outcome/labkit/rubric"
 )
 
 // Options says what to grade and how.
@@ -78,10 +76,12 @@ type Options struct {
 var ErrNoGo = errors.New("cannot run the go command")
 
 // RunGoTest grades one implementation: it builds the lab's test binary
-// with go test -c and an overlay that puts the implementation's files and
-// the lab's pristine test shim in the lab's directory, runs it in that
-// directory (see runAndRecover: a case that hangs or crashes costs that
-// case only) and parses its test2json stream. The error is for failures of
+// with go test -c, runs it (see runAndRecover: a case that hangs or
+// crashes costs that case only) and decodes its test2json stream, through
+// the one pipeline of runPipeline. Without Kit, the binary is built with
+// an overlay that puts the implementation's files and the lab's pristine
+// test shim in the lab's directory of Root, and runs there; with Kit, it
+// is built in that scratch copy of the kit and runs under Sandbox. The error is for failures of
 // the grader itself (no go command, unreadable directory); a submission
 // that does not build, panics, races or hangs gets a Report that says so,
 // never an error.
@@ -93,85 +93,9 @@ func RunGoTest(ctx context.Context, opts Options) (*Report, error) {
 		opts.CaseTimeout = DefaultCaseTimeout
 	}
 	if opts.Kit != nil {
-		return runHermetic(ctx, opts)
+		return runPipeline(ctx, opts, &hermeticPlace{opts: opts, kit: opts.Kit})
 	}
-	start := time.Now()
-	labDir := filepath.Join(opts.Root, "labs", opts.Lab.Dir)
-	screened, err := screenDir(labDir, opts)
-	if err != nil {
-		return nil, err
-	}
-	overlay, copies, err := buildOverlay(labDir, opts)
-	if err != nil {
-		return nil, err
-	}
-	overlayFile, err := writeCached("overlay.json", overlay)
-	if err != nil {
-		return nil, err
-	}
-	finish := func(rep *Report) *Report {
-		rep.Target = opts.Target
-		rep.Race = opts.Race
-		rep.Seed = opts.Seed
-		rep.Duration = time.Since(start)
-		rep.Finalize(opts.Lab)
-		return rep
-	}
-	binary, release, err := testBinaryPath(opts)
-	if err != nil {
-		return nil, err
-	}
-	built := false
-	defer func() { release(built) }()
-
-	p := newParser(opts.Lab, labDir, opts.Progress)
-	p.buildPaths = copies
-	base, impl := opts.Base, opts.Impl
-	if impl == "" {
-		base, impl = "", labDir
-	}
-	if files, err := readSources(base, impl); err == nil {
-		p.sources = newSources(files)
-	}
-	if screened != nil {
-		p.buildFailed = true
-		p.buildOutput = []string{screened.Error()}
-		return finish(p.report("")), nil
-	}
-	buildStart := time.Now()
-	buildOut, err := buildRetrying(ctx, func() ([]string, error) { return buildOverlayBinary(ctx, opts, overlayFile, binary) })
-	if err != nil {
-		return nil, err
-	}
-	if buildOut != nil {
-		p.buildFailed = true
-		p.buildOutput = buildOut
-		return finish(p.report("")), nil
-	}
-	built = true
-	buildTime := time.Since(buildStart)
-
-	module := "labs"
-	if data, err := os.ReadFile(filepath.Join(opts.Root, "go.mod")); err == nil {
-		module = modulePathOf(data)
-	}
-	env := append(os.Environ(), opts.Env...)
-	env = append(env, RaceEnv(os.Getenv("GORACE")), rubric.SeedEnv+"="+opts.Seed)
-	spec := runSpec{binary: binary, dir: labDir, env: env, sandbox: SandboxOff, noLimits: true,
-		pkg: module + "/labs/" + opts.Lab.Dir}
-	runStart := time.Now()
-	err = runAndRecover(ctx, p, recoverOptions{caseTimeout: opts.CaseTimeout, total: opts.Timeout},
-		func(ctx context.Context, args []string, timeout time.Duration, onStart func(func()), consume func(io.Reader)) (runResult, error) {
-			s := spec
-			s.args, s.wall, s.onStart = args, timeout+30*time.Second, onStart
-			return runSandboxed(ctx, s, consume)
-		})
-	if err != nil {
-		return nil, err
-	}
-	rep := finish(p.report(""))
-	rep.BuildTime, rep.RunTime = buildTime, time.Since(runStart)
-	return rep, nil
+	return runPipeline(ctx, opts, &overlayPlace{opts: opts})
 }
 
 // buildOverlayBinary compiles the lab's test binary to binary with go test
