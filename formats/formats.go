@@ -55,8 +55,7 @@ type Format struct {
 // ErrUnknown is returned by Lookup for a name no format has.
 var ErrUnknown = errors.New("unknown format")
 
-// ErrEmpty is returned by a format that renders one lab's report when the
-// input holds none.
+// ErrEmpty is returned by term when the input holds no lab.
 var ErrEmpty = errors.New("no report to render")
 
 // All returns every format, in the order --help lists them.
@@ -101,6 +100,9 @@ func single(in Input) (gradebook.Result, bool) {
 }
 
 func renderTerm(w io.Writer, in Input) error {
+	if len(in.Student.Labs) == 0 {
+		return ErrEmpty
+	}
 	var b strings.Builder
 	for i, r := range in.Student.Labs {
 		if i > 0 {
@@ -118,9 +120,6 @@ func renderTerm(w io.Writer, in Input) error {
 			o.Markdown = grader.MarkdownOptions{Instructor: true, SiteBase: in.Class.DocsBase}
 		}
 		b.WriteString(term.Feedback(r.Report, r.Lab, o))
-	}
-	if len(in.Student.Labs) == 0 {
-		return ErrEmpty
 	}
 	_, err := io.WriteString(w, in.Class.Redact(b.String()))
 	return err

@@ -395,7 +395,7 @@ func relDir(file, dir string) string {
 // checkFormat is the format check prints in: --format, or --md or --json,
 // which name md and json; term without any of them.
 func checkFormat(o *checkOpts) (formats.Format, error) {
-	name := o.format
+	name, from := o.format, "--format "+o.format
 	for _, alias := range []struct {
 		set  bool
 		name string
@@ -404,9 +404,9 @@ func checkFormat(o *checkOpts) (formats.Format, error) {
 			continue
 		}
 		if name != "" && name != alias.name {
-			return formats.Format{}, usagef("--%s and --format %s ask for two formats; give one", alias.name, name)
+			return formats.Format{}, usagef("%s and --%s ask for two formats; give one", from, alias.name)
 		}
-		name = alias.name
+		name, from = alias.name, "--"+alias.name
 	}
 	f, err := formats.Lookup(cmp.Or(name, "term"))
 	if err != nil {
