@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/fourth-outcome/labkit/site"
@@ -75,31 +78,46 @@ func runDocs(ctx context.Context, e *env, o *docsOpts, args []string) error {
 	if !o.serve {
 		return nil
 	}
-	return serveSite(ctx, e, out, o.addr)
+	return serveSite(ctx, e, root, out, o.addr)
 }
 
-// serveSite serves dir at addr until ctx ends.
-func serveSite(ctx context.Context, e *env, dir, addr string) error {
+// serveSite serves dir at addr until ctx ends, with the kit's own server,
+// cmd/docserve, built into .labkit/bin: labctl links no HTTP server, which
+// would add a quarter of its first build on a fresh clone, the wait before
+// a learner's first verdict. labctl listens on addr first, so that a bad or
+// busy address is its own one-line error (exit 2), and hands docserve the
+// port it got.
+func serveSite(ctx context.Context, e *env, root, dir, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return usagef("--addr %s: %v", addr, err)
 	}
-	if host, _, _ := net.SplitHostPort(addr); host != "" {
-		if ip := net.ParseIP(host); ip != nil && !ip.IsLoopback() {
-			fmt.Fprintf(e.stderr, "labctl docs: note: serving on %s, which is reachable from other machines\n", addr)
+	addr = ln.Addr().String() // the port it got, when addr asked for 0
+	ln.Close()
+	bin := filepath.Join(root, ".labkit", "bin", "docserve")
+	if runtime.GOOS == "windows" {
+		bin += ".exe"
+	}
+	fmt.Fprintln(e.stderr, "building the web server (its first build takes about half a minute)...")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/docserve")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return nil
 		}
+		return fmt.Errorf("building cmd/docserve: %v\n%s", err, strings.TrimSpace(string(out)))
 	}
-	srv := &http.Server{Handler: http.FileServer(http.Dir(dir)), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stdout, "serving the course at http://%s/ (Ctrl-C stops)\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(shut)
-		return nil
-	case err := <-errc:
-		return err
+	srv := exec.CommandContext(ctx, bin, "--addr", addr, dir)
+	srv.Stdout, srv.Stderr = e.stdout, e.stderr
+	srv.Cancel = func() error {
+		if runtime.GOOS == "windows" {
+			return srv.Process.Kill()
+		}
+		return srv.Process.Signal(os.Interrupt)
 	}
+	srv.WaitDelay = 5 * time.Second
+	if err := srv.Run(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w (the web server stopped: %v)", errFailed, err)
+	}
+	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/fourth-outcome/labkit/fakeclock"
 	"github.com/fourth-outcome/labkit/provider"
 	"github.com/fourth-outcome/labkit/redisaddr"
+	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
 	"github.com/fourth-outcome/labkit/suites"
 	"github.com/fourth-outcome/labkit/task"
 )
@@ -44,7 +45,7 @@ type realServer struct {
 }
 
 func connectReal(addr string, allowForeign bool) (*realServer, error) {
-	if err := redisaddr.Check(context.Background(), addr, allowForeign); err != nil {
+	if err := redisclient.Check(context.Background(), addr, allowForeign); err != nil {
 		return nil, fmt.Errorf("enginesuite: %w", err)
 	}
 	var b [6]byte
@@ -122,7 +123,7 @@ func newWorld(t *testing.T, h *suites.History, tg *target, kind string) *world {
 	srv := tg.real
 	w.nsRoot = fmt.Sprintf("%s:%d", srv.base, srv.seq.Add(1))
 	w.newOpts = func() *redis.Options {
-		o, err := redisaddr.Options(srv.addr)
+		o, err := redisclient.Options(srv.addr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,7 +23,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
-	"github.com/fourth-outcome/labkit/redisaddr"
+	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
 	"github.com/fourth-outcome/labkit/suites"
 )
 
@@ -730,11 +730,11 @@ type realServer struct {
 // keys outside "labkit:" (unless allowForeign), and returns the server. Its
 // errors are one line, for t.Fatal.
 func connectReal(addr string, allowForeign bool) (*realServer, error) {
-	base, err := redisaddr.Options(addr)
+	base, err := redisclient.Options(addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s=%s: %v", AddrEnv, addr, err)
 	}
-	if err := redisaddr.Check(context.Background(), addr, allowForeign); err != nil {
+	if err := redisclient.Check(context.Background(), addr, allowForeign); err != nil {
 		return nil, fmt.Errorf("%s=%s: %v (start an empty server there, or unset %s to run on the embedded miniredis)", AddrEnv, addr, err, AddrEnv)
 	}
 	var rnd [6]byte
