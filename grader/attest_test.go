@@ -14,13 +14,10 @@ import (
 // logs for test under key: the grader's tests make their own, since no
 // importable package signs.
 func signedLine(key []byte, test string, passed bool) string {
-	verdict := "fail"
-	if passed {
-		verdict = "pass"
-	}
+	r := attest.Record{Test: test, Passed: passed, Clock: attest.ClockVirtual}
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte(test + "\x00" + verdict))
-	return attest.Prefix + test + " " + verdict + " " + hex.EncodeToString(m.Sum(nil))
+	m.Write(attest.Message(attest.Encode(r)))
+	return attest.Line(r, hex.EncodeToString(m.Sum(nil)))
 }
 
 // gradeSigned parses one run of twoCases signed under key, with lines
@@ -63,6 +60,8 @@ func TestAttestation(t *testing.T) {
 		{name: "a signature under another key voids the run", events: bothPass, lines: []string{a, signedLine([]byte("a guess"), "TestClaim/b", true)},
 			tampered: true, wantWords: "did not sign"},
 		{name: "a malformed attestation voids the run", events: bothPass, lines: []string{a, b, attest.Prefix + "TestClaim/b pass"},
+			tampered: true, wantWords: "did not sign"},
+		{name: "an unsigned record in a signed run voids the run", events: bothPass, lines: []string{a, attest.Line(attest.Record{Test: "TestClaim/b", Passed: true}, attest.Unsigned)},
 			tampered: true, wantWords: "did not sign"},
 		{name: "a duplicated signature voids the run", events: bothPass, lines: []string{a, b, b},
 			tampered: true, wantWords: "appears twice"},

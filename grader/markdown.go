@@ -41,9 +41,10 @@ type MarkdownOptions struct {
 	TimelineFigures bool
 }
 
-// TimelineLabel is what a case's timeline is labelled with.
-func (o MarkdownOptions) TimelineLabel() string {
-	if o.RealTime {
+// TimelineLabel is what case c's timeline is labelled with: the clock the
+// suite says it was taken on, or, for a case with no such word, the run's.
+func (o MarkdownOptions) TimelineLabel(c CaseResult) string {
+	if c.Clock == "real" || (c.Clock == "" && o.RealTime) {
 		return "real time, against a real server: it differs from run to run"
 	}
 	return "virtual time"
@@ -369,7 +370,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 				b.WriteString("**What happened.** The suite never reached this case.\n\n")
 			}
 			if len(c.Timeline) > 0 {
-				fmt.Fprintf(&b, "**Timeline** (%s):\n\n", o.TimelineLabel())
+				fmt.Fprintf(&b, "**Timeline** (%s):\n\n", o.TimelineLabel(c))
 				if o.TimelineFigures {
 					fmt.Fprintf(&b, "![Timeline of %s as a sequence diagram: one lane per party, and your code on the right](timelines/%s.svg)\n\n", c.Name, c.Name)
 				}

@@ -45,11 +45,16 @@ type caseState struct {
 	output    []string
 	dropped   int // output lines not kept
 
-	// Seen anywhere in the case's output, kept or not.
-	race, panicked, inconclusive bool
+	// Seen anywhere in the case's output, kept or not: the race
+	// detector's report, which the runtime prints, not the suite.
+	race bool
 
 	attempt int  // the run of the test binary the case ended in
 	signed  bool // the suite attested its pass in that run
+	// record is what the suite said of the case, as data, in the run it
+	// ended in (signed when the run had a key): its timeline, seed, and
+	// whether it was inconclusive or recovered a panic.
+	record *attest.Record
 
 	// verdict is set for a case the test binary did not finish (it was
 	// stopped, it crashed, it exited): the status and the lines that say
@@ -94,6 +99,9 @@ type parser struct {
 
 	at  attemptState
 	key []byte // the current run's attestation key, nil when the suite does not sign
+	// partial holds, by test, the start of a line of output that test2json
+	// cut into several events (see handle).
+	partial map[string]string
 
 	// problems and notRun are set as runs end: run-wide problems, and why
 	// the cases that never ran did not.
@@ -159,6 +167,7 @@ func (p *parser) consume(r io.Reader) {
 		}
 		line = line[:0]
 		if err != nil {
+			p.flushPartial()
 			return
 		}
 	}
@@ -210,12 +219,6 @@ func (p *parser) caseOutput(cs *caseState, l string) {
 	if strings.Contains(l, "WARNING: DATA RACE") || strings.Contains(l, "race detected during execution of test") {
 		cs.race = true
 	}
-	if strings.Contains(l, "panic: ") || strings.Contains(l, "[recovered]") {
-		cs.panicked = true
-	}
-	if strings.Contains(l, rubric.InconclusiveMark) {
-		cs.inconclusive = true
-	}
 	if len(cs.output) < maxCaseLines {
 		cs.output = append(cs.output, l)
 	} else {
@@ -223,20 +226,29 @@ func (p *parser) caseOutput(cs *caseState, l string) {
 	}
 }
 
-// checkAttestation records a valid attestation of a case's pass in this
-// run. A pass counts only when it was signed in the run the case ran in. A
+// checkAttestation reads the suite's record of a case (package attest) and,
+// in a signed run, records a valid attestation of its pass. A pass counts
+// only when it was signed in the run the case ran in. In a signed run, a
 // line that carries the attestation prefix with a signature that is not the
 // suite's, or a valid attestation seen a second time in one run, is
 // tampering: the suite signs each case once per run, and only code under
-// test could print anything else.
+// test could print anything else. A run without a key (labctl check on the
+// learner's own machine) has unsigned records, read as they are.
 func (p *parser) checkAttestation(l string) {
-	if p.key == nil || !strings.Contains(l, attest.Prefix) {
+	if !strings.Contains(l, attest.Prefix) {
 		return
 	}
-	r := attest.Verify(p.key, l)
+	var r attest.Result
+	if p.key != nil {
+		r = attest.Verify(p.key, l)
+	} else {
+		r = attest.Read(l)
+	}
 	switch r.Kind {
 	case attest.Invalid:
-		p.tamper("a line carries an attestation the suite did not sign")
+		if p.key != nil {
+			p.tamper("a line carries an attestation the suite did not sign")
+		}
 		return
 	case attest.None:
 		return
@@ -245,7 +257,9 @@ func (p *parser) checkAttestation(l string) {
 		p.at.signed = map[string]bool{}
 	}
 	if p.at.signed[r.Test] {
-		p.tamper("the suite's attestation of " + r.Test + " appears twice in one run")
+		if p.key != nil {
+			p.tamper("the suite's attestation of " + r.Test + " appears twice in one run")
+		}
 		return
 	}
 	p.at.signed[r.Test] = true
@@ -257,14 +271,17 @@ func (p *parser) checkAttestation(l string) {
 	if cs == nil || !cs.ended || cs.attempt != p.at.n || cs.verdict != "" {
 		return
 	}
-	switch {
-	case r.Passed:
-		cs.signed = true
-	case cs.action == "pass":
-		// The suite signed a failure that the stream reports passed: the
+	if cs.action == "pass" && !r.Passed {
+		// The suite's verdict is not the one the stream reports: the
 		// framing was rewritten.
-		p.tamper("case " + name + " is reported passed but the suite signed it failed")
+		if p.key != nil {
+			p.tamper("case " + name + " is reported passed but the suite signed it failed")
+		}
+		return
 	}
+	rec := r.Record
+	cs.record = &rec
+	cs.signed = p.key != nil && r.Passed
 }
 
 // tamper records the first sign of tampering with the run's output.
@@ -274,7 +291,40 @@ func (p *parser) tamper(why string) {
 	}
 }
 
+// handle takes one event. test2json cuts a long line of output into
+// events of at most 1 KiB, only the last ending in a newline; the pieces of
+// one test's line are joined before anything reads the line (a suite's
+// record of a case with a timeline is such a line).
 func (p *parser) handle(e event) {
+	if e.Action == "output" {
+		if pend, ok := p.partial[e.Test]; ok {
+			delete(p.partial, e.Test)
+			e.Output = pend + e.Output
+		}
+		if !strings.HasSuffix(e.Output, "\n") && len(e.Output) < maxLineBytes {
+			if p.partial == nil {
+				p.partial = map[string]string{}
+			}
+			p.partial[e.Test] = e.Output
+			return
+		}
+	} else if pend, ok := p.partial[e.Test]; ok {
+		delete(p.partial, e.Test)
+		p.handleEvent(event{Action: "output", Package: e.Package, Test: e.Test, Output: pend})
+	}
+	p.handleEvent(e)
+}
+
+// flushPartial takes the pieces of lines that no newline ended: the run's
+// output stopped in the middle of a line.
+func (p *parser) flushPartial() {
+	for test, pend := range p.partial {
+		delete(p.partial, test)
+		p.handleEvent(event{Action: "output", Test: test, Output: pend})
+	}
+}
+
+func (p *parser) handleEvent(e event) {
 	switch e.Action {
 	case "build-output":
 		p.buildOutput = keepFirst(p.buildOutput, strings.TrimRight(e.Output, "\n"), maxOtherLines)
@@ -606,7 +656,7 @@ func (p *parser) setupFailed() bool {
 	if !p.at.topEnded || p.at.started > 0 {
 		return false
 	}
-	setup, _ := trimOutput(p.at.topOutput)
+	setup := trimOutput(p.at.topOutput)
 	return len(setup) > 0
 }
 
@@ -663,16 +713,24 @@ func (p *parser) report(stderr string) *Report {
 			cr.Elapsed = cs.elapsed
 			switch {
 			case cr.Status == StatusPass:
-			case cr.Status == StatusSkip && cs.inconclusive:
+			case cr.Status == StatusSkip && cs.record != nil && cs.record.Inconclusive != "":
 				cr.Status = StatusInconclusive
 			case cs.race && cr.Status != StatusTimeout:
 				cr.Status = StatusRace
-			case cr.Status == StatusFail && cs.panicked:
+			case cr.Status == StatusFail && cs.record != nil && cs.record.Panicked:
 				cr.Status = StatusPanic
 			}
 			if cr.Status != StatusPass {
-				out, timeline := trimOutput(beforeDump(cs.output))
-				cr.Output, cr.Timeline = append(append([]string{}, cs.note...), out...), timeline
+				out := trimOutput(beforeDump(cs.output))
+				if r := cs.record; r != nil {
+					if r.Seed != nil && cr.Status != StatusSkip {
+						out = append(out, fmt.Sprintf("seed: %d (replay with: %s)", *r.Seed, r.Replay))
+					}
+					if len(r.Timeline) > 0 {
+						cr.Timeline, cr.Clock = r.Timeline, r.Clock
+					}
+				}
+				cr.Output = append(append([]string{}, cs.note...), out...)
 				cr.Where = cs.where
 			}
 		}
@@ -682,7 +740,7 @@ func (p *parser) report(stderr string) *Report {
 	switch {
 	case rep.Build != nil:
 	case setupFailed:
-		setup, _ := trimOutput(p.at.topOutput)
+		setup := trimOutput(p.at.topOutput)
 		rep.Problems = append(rep.Problems, "the suite stopped before its first case: "+strings.Join(setup, "\n"))
 	case p.at.pkgAction == "":
 		rep.Problems = append(rep.Problems, "go test produced no result for the package")
@@ -745,10 +803,11 @@ func (p *parser) buildFailure(stderr string) *BuildFailure {
 	return bf
 }
 
-// trimOutput turns a case's raw output into the lines worth showing (the
-// failure messages, without go test's framing) and its timeline.
-func trimOutput(raw []string) (out, timeline []string) {
-	inTimeline := false
+// trimOutput turns a case's raw output into the lines worth showing: the
+// failure messages, without go test's framing. What the suite says of the
+// case as data (its timeline, its seed) comes in its record.
+func trimOutput(raw []string) []string {
+	var out []string
 	for _, l := range raw {
 		t := strings.TrimSpace(l)
 		switch {
@@ -756,32 +815,17 @@ func trimOutput(raw []string) (out, timeline []string) {
 			continue
 		case strings.HasPrefix(t, "--- FAIL") || strings.HasPrefix(t, "--- PASS") || strings.HasPrefix(t, "--- SKIP"):
 			continue
-		case strings.HasSuffix(t, rubric.TimelineStart):
-			inTimeline = true
-			continue
-		case t == rubric.TimelineEnd:
-			inTimeline = false
-			continue
-		case inTimeline:
-			timeline = append(timeline, t)
-			continue
 		case t == "", libLogRE.MatchString(l):
 			continue
 		}
-		// Drop the framing the suite adds around every failure (the
-		// report shows explanation and concept in its own words).
 		msg := fileLineRE.ReplaceAllString(l, "")
-		mt := strings.TrimSpace(msg)
-		if strings.HasPrefix(mt, "why it matters:") || strings.HasPrefix(mt, "concept:") {
-			continue
-		}
 		out = append(out, strings.TrimPrefix(strings.TrimPrefix(msg, "    "), "    "))
 	}
 	const maxLines = 40
 	if len(out) > maxLines {
 		out = append(out[:maxLines], fmt.Sprintf("... %d more lines", len(out)-maxLines))
 	}
-	return out, timeline
+	return out
 }
 
 func lastLines(lines []string, n int) []string {

@@ -151,7 +151,8 @@ func (o *overlayPlace) runSpec() (runSpec, recoverOptions, error) {
 		module = modulePathOf(data)
 	}
 	env := append(os.Environ(), opts.Env...)
-	env = append(env, RaceEnv(os.Getenv("GORACE")), rubric.SeedEnv+"="+opts.Seed)
+	// The suite writes each case's record, unsigned: this run has no key.
+	env = append(env, RaceEnv(os.Getenv("GORACE")), rubric.SeedEnv+"="+opts.Seed, attest.RecordsEnv+"=1")
 	spec := runSpec{binary: o.binary, dir: o.labDir, env: env, sandbox: SandboxOff, noLimits: true,
 		pkg: module + "/labs/" + opts.Lab.Dir}
 	return spec, recoverOptions{caseTimeout: opts.CaseTimeout, total: opts.Timeout}, nil
@@ -248,7 +249,7 @@ func (h *hermeticPlace) runSpec() (runSpec, recoverOptions, error) {
 			return key, nil
 		}
 	}
-	spec.env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, RaceEnv(os.Getenv("GORACE")), rubric.SeedEnv + "=" + opts.Seed}
+	spec.env = []string{"HOME=" + home, "TMPDIR=" + tmp, "PATH=" + path, RaceEnv(os.Getenv("GORACE")), rubric.SeedEnv + "=" + opts.Seed, attest.RecordsEnv + "=1"}
 	for _, kv := range env {
 		spec.env = append(spec.env, kv)
 		if v, ok := strings.CutPrefix(kv, "REDIS_ADDR="); ok && v != "" {

@@ -41,6 +41,11 @@ func summary(rep *Report) string {
 		if c.Status != StatusPass && len(c.Output) > 0 {
 			fmt.Fprintf(&b, "    %s\n", c.Output[0])
 		}
+		if len(c.Timeline) > 0 {
+			// From the suite's record, which test2json cut into 1 KiB
+			// pieces when it was long.
+			fmt.Fprintf(&b, "    timeline: %d lines on the %s clock, from %q\n", len(c.Timeline), c.Clock, c.Timeline[0])
+		}
 	}
 	return b.String()
 }

@@ -112,6 +112,9 @@ type CaseResult struct {
 	Explanation string   `json:"explanation"`
 	Output      []string `json:"output,omitempty"`   // the failure messages, trimmed
 	Timeline    []string `json:"timeline,omitempty"` // the case's history, when it failed
+	// Clock is the clock the timeline was taken on: "virtual" (the same
+	// on every run) or "real" (a real server's; it differs between runs).
+	Clock string `json:"clock,omitempty"`
 	// Where, for a case that hung or crashed, is where the lab's code was:
 	// up to three goroutines' innermost frames in the lab's own files.
 	Where   []Frame `json:"where,omitempty"`

@@ -197,6 +197,7 @@ func Guard(t testing.TB, f func()) (returned bool) {
 	t.Helper()
 	defer func() {
 		if r := recover(); r != nil {
+			noteCase(t.Name(), func(n *caseNote) { n.panicked = true })
 			t.Errorf("panic: %v\n%s", r, PanicStack())
 		}
 	}()

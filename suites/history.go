@@ -86,15 +86,26 @@ func (h *History) Events() []Event {
 }
 
 // Timeline renders the history as an aligned block framed by TimelineStart
-// and TimelineEnd, or "" when nothing was recorded.
+// and TimelineEnd, or "" when nothing was recorded: the text a failing case
+// prints when no grader reads its record.
 func (h *History) Timeline() string {
-	events := h.Events()
-	if len(events) == 0 {
+	lines := h.Lines()
+	if len(lines) == 0 {
 		return ""
 	}
+	return TimelineStart + "\n" + strings.Join(lines, "\n") + "\n" + TimelineEnd
+}
+
+// Lines renders the history as aligned lines, one per event ("t=0s
+// worker A  Do(k1) -> ..."), the first and last 20 of a longer history with
+// a line saying how many are left out between them: a failing case's
+// timeline in its record.
+func (h *History) Lines() []string {
+	events := h.Events()
+	if len(events) == 0 {
+		return nil
+	}
 	const maxEvents = 40
-	var b strings.Builder
-	b.WriteString(TimelineStart + "\n")
 	actorWidth := 0
 	for _, e := range events {
 		actorWidth = max(actorWidth, len(e.Actor))
@@ -103,18 +114,18 @@ func (h *History) Timeline() string {
 	if len(events) > maxEvents {
 		shown = append(append([]Event(nil), events[:maxEvents/2]...), events[len(events)-maxEvents/2:]...)
 	}
+	var out []string
 	for i, e := range shown {
 		if len(events) > maxEvents && i == maxEvents/2 {
-			fmt.Fprintf(&b, "... %d more events ...\n", len(events)-maxEvents)
+			out = append(out, fmt.Sprintf("... %d more events ...", len(events)-maxEvents))
 		}
 		line := fmt.Sprintf("t=%-8s %-*s  %s", formatAt(e.At), actorWidth, e.Actor, e.Action)
 		if e.Outcome != "" {
 			line += " -> " + e.Outcome
 		}
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
+		out = append(out, strings.TrimRight(line, " "))
 	}
-	b.WriteString(TimelineEnd)
-	return b.String()
+	return out
 }
 
 func formatAt(d time.Duration) string {

@@ -252,7 +252,7 @@ func feedback(rep *grader.Report, lab grader.Lab, o Options, collapsePasses bool
 	}
 	const timelineMark = "\x00timeline\x00\n"
 	if len(c.Timeline) > 0 {
-		b.WriteString("  " + s.bold("Timeline") + " (" + o.Markdown.TimelineLabel() + "):\n")
+		b.WriteString("  " + s.bold("Timeline") + " (" + o.Markdown.TimelineLabel(c) + "):\n")
 		b.WriteString(timelineMark)
 	}
 	if concept := lab.Concept(c.Concept); concept.ID != "" {

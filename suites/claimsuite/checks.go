@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
-	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites"
 )
 
@@ -176,7 +175,7 @@ func checkSimultaneousClaims(t *testing.T, h *suites.History, s target) {
 		}
 	}
 	if hits < calibrationHits {
-		t.Skipf(rubric.InconclusiveMark+" in %d rounds (at most %v of real time) this machine interleaved claims only %d times (the race detector and more cores help); the claim was not caught double-executing", round, suites.RaceBudget, hits)
+		suites.Inconclusive(t, "in %d rounds (at most %v of real time) this machine interleaved claims only %d times (the race detector and more cores help); the claim was not caught double-executing", round, suites.RaceBudget, hits)
 	}
 }
 

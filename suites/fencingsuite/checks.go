@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
-	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites"
 	"github.com/fourth-outcome/labkit/task"
 )
@@ -208,7 +207,7 @@ func checkConcurrentGrants(t *testing.T, h *suites.History, tg target) {
 		}
 	}
 	if scheduled < scheduledRounds && !raceDetector() {
-		t.Skipf(rubric.InconclusiveMark + " the lock service's locks could not be scheduled and the race detector is off, so this case cannot tell synchronised grants from lucky ones (install a C compiler so that -race works)")
+		suites.Inconclusive(t, "the lock service's locks could not be scheduled and the race detector is off, so this case cannot tell synchronised grants from lucky ones (install a C compiler so that -race works)")
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites"
 )
 
@@ -68,7 +67,7 @@ func (r *Recorder) Ops() []Op {
 // observed fails the case, and that part becomes the timeline: every call
 // and every return, in the order they happened. If no part failed but some
 // ran out of time, the case is reported "not exercised"
-// (rubric.InconclusiveMark): porcupine's search is NP-complete in the worst
+// (suites.Inconclusive): porcupine's search is NP-complete in the worst
 // case, and a check that did not finish proves nothing either way.
 func Linearizable(t *testing.T, h *suites.History, model porcupine.Model, partition func([]Op) [][]Op, histories [][]Op, budget time.Duration) {
 	t.Helper()
@@ -108,7 +107,7 @@ func Linearizable(t *testing.T, h *suites.History, model porcupine.Model, partit
 		}
 	}
 	if unknown > 0 {
-		t.Skipf("%s checking the concurrent histories for linearizability ran out of its %v on %d of %d parts; nothing wrong was found in the others", rubric.InconclusiveMark, budget, unknown, checked+unknown)
+		suites.Inconclusive(t, "checking the concurrent histories for linearizability ran out of its %v on %d of %d parts; nothing wrong was found in the others", budget, unknown, checked+unknown)
 	}
 }
 

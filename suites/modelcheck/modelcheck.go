@@ -35,7 +35,7 @@
 // may only ever fail a program that is wrong: a history that is not
 // linearizable is a real bug, shown in the timeline; a check that ran out of
 // time proves nothing and the case is reported "not exercised"
-// (rubric.InconclusiveMark), never failed.
+// (suites.Inconclusive), never failed.
 package modelcheck
 
 import (

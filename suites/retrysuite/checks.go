@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
-	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/suites"
 )
 
@@ -1333,7 +1332,7 @@ func checkBudgetConcurrency(t *testing.T, h *suites.History, tg target) {
 		}
 	}
 	if hits < budgetCalibration {
-		t.Skipf(rubric.InconclusiveMark+" in %d rounds (at most %v of real time) this machine interleaved budget calls only %d times (the race detector and more cores help); the budget was not caught losing a token", round, suites.RaceBudget, hits)
+		suites.Inconclusive(t, "in %d rounds (at most %v of real time) this machine interleaved budget calls only %d times (the race detector and more cores help); the budget was not caught losing a token", round, suites.RaceBudget, hits)
 	}
 }
 

@@ -12,8 +12,8 @@ out=$root/grader/testdata/streams
 tmp=$(mktemp -d)
 trap 'git -C "$root" worktree remove --force "$tmp/kit" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 git -C "$root" worktree add --detach -q "$tmp/kit" HEAD
-# The working tree's suites and course, so uncommitted suite changes are recorded.
-rm -rf "$tmp/kit/suites" && cp -r "$root/suites" "$tmp/kit/suites"
+# The working tree's suites, attest and rubric, so uncommitted suite changes are recorded.
+for d in suites attest rubric; do rm -rf "$tmp/kit/$d" && cp -r "$root/$d" "$tmp/kit/$d"; done
 lab=$tmp/kit/labs/01-claim
 
 record() { # record NAME: run the suite in $lab, signed, into $out/NAME.json

@@ -9,11 +9,13 @@
 // suite, so the suite's dependencies are initialised first), reads the key,
 // deletes the file and clears the variable. The key is held only in an
 // unexported variable of this package. After each case, the suite logs the
-// case's attestation: an HMAC of the case's name and verdict under the key,
-// which the grader checks with package attest.
+// case's record (package attest): its name, verdict and what the suite saw,
+// signed with an HMAC under the key, which the grader checks.
 //
-// Without the variable (labctl check, go test in an editor) nothing is
-// logged.
+// Without the key, the record is logged unsigned when attest.RecordsEnv is
+// set to 1 (labctl check on the learner's machine), and not at all
+// otherwise (go test in an editor, which shows the failure report as text
+// instead).
 package sign
 
 import (
@@ -26,9 +28,13 @@ import (
 	"github.com/fourth-outcome/labkit/attest"
 )
 
-var key []byte
+var (
+	key     []byte
+	records bool // records were asked for without a key
+)
 
 func init() {
+	records = os.Getenv(attest.RecordsEnv) == "1"
 	path := os.Getenv(attest.EnvFile)
 	if path == "" {
 		return
@@ -38,24 +44,29 @@ func init() {
 	os.Unsetenv(attest.EnvFile)
 }
 
-// Case logs on t the attestation of t's subtest name: whether it passed.
-// It does nothing without a key.
-func Case(t testing.TB, name string, passed bool) {
+// Enabled reports whether Case logs anything: whether the grader reads the
+// cases' records, so the suite need not print its failure report as text.
+func Enabled() bool { return len(key) > 0 || records }
+
+// Case logs on t the record of t's subtest name, r (whose Test it sets):
+// signed under the key, unsigned when records were asked for without one.
+// It does nothing when neither.
+func Case(t testing.TB, name string, r attest.Record) {
 	t.Helper()
-	if len(key) == 0 {
+	if !Enabled() {
 		return
 	}
-	t.Log(line(key, t.Name()+"/"+name, passed))
+	r.Test = t.Name() + "/" + name
+	t.Log(line(key, r))
 }
 
-// line is the attestation of one test's verdict under k, in the format
-// attest.Verify checks.
-func line(k []byte, test string, passed bool) string {
-	verdict := "fail"
-	if passed {
-		verdict = "pass"
+// line is the record line of r under k, in the format attest.Verify
+// checks; unsigned when k is empty.
+func line(k []byte, r attest.Record) string {
+	if len(k) == 0 {
+		return attest.Line(r, attest.Unsigned)
 	}
 	m := hmac.New(sha256.New, k)
-	m.Write([]byte(test + "\x00" + verdict))
-	return attest.Prefix + test + " " + verdict + " " + hex.EncodeToString(m.Sum(nil))
+	m.Write(attest.Message(attest.Encode(r)))
+	return attest.Line(r, hex.EncodeToString(m.Sum(nil)))
 }
