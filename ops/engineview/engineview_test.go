@@ -143,19 +143,19 @@ func (w *world) play() {
 	for _, id := range []string{"a", "b", "c", "d", "e", "f", "g"} {
 		w.submit(id)
 	}
-	w.complete(w.lease("w1", "a"))             // token 1
-	w.fail(w.lease("w2", "b"), errInvalid)     // token 2: dead, permanent failure
-	w.fail(w.lease("w3", "c"), errOutage)      // token 3: queued until +5s
-	w.lease("w1", "d")                         // token 4, until +10s, then w1 crashes
-	w.lease("w2", "e")                         // token 5, until +10s, then w2 crashes
-	w.clk.Set(5 * time.Second)                 //
-	w.lease("w3", "f")                         // token 6, until +15s
-	w.clk.Set(8 * time.Second)                 //
-	w.fail(w.lease("w3", "g"), errOutage)      // token 7: queued until +13s
-	w.fail(w.lease("w3", "c"), errOutage)      // token 8: delivery 2 of 2: dead, max deliveries
-	w.clk.Set(9 * time.Second)                 //
-	w.submit("h")                              // queued, visible from +9s
-	w.clk.Set(12 * time.Second)                //
+	w.complete(w.lease("w1", "a"))         // token 1
+	w.fail(w.lease("w2", "b"), errInvalid) // token 2: dead, permanent failure
+	w.fail(w.lease("w3", "c"), errOutage)  // token 3: queued until +5s
+	w.lease("w1", "d")                     // token 4, until +10s, then w1 crashes
+	w.lease("w2", "e")                     // token 5, until +10s, then w2 crashes
+	w.clk.Set(5 * time.Second)             //
+	w.lease("w3", "f")                     // token 6, until +15s
+	w.clk.Set(8 * time.Second)             //
+	w.fail(w.lease("w3", "g"), errOutage)  // token 7: queued until +13s
+	w.fail(w.lease("w3", "c"), errOutage)  // token 8: delivery 2 of 2: dead, max deliveries
+	w.clk.Set(9 * time.Second)             //
+	w.submit("h")                          // queued, visible from +9s
+	w.clk.Set(12 * time.Second)            //
 }
 
 // wantAt12s is what Read must say at t0+12s.

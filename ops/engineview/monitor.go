@@ -71,8 +71,8 @@ func NewMonitor(rdb goredis.UniversalClient, namespace string, o MonitorOptions)
 		m.now = time.Now
 	}
 	m.latency = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name: metricPrefix + "completion_latency_seconds",
-		Help: "Time from a job's submission to the read that first saw it done (exact submission time when the monitor saw the job before its first lease, else when it first saw it; a read interval's resolution).",
+		Name:        metricPrefix + "completion_latency_seconds",
+		Help:        "Time from a job's submission to the read that first saw it done (exact submission time when the monitor saw the job before its first lease, else when it first saw it; a read interval's resolution).",
 		ConstLabels: prometheus.Labels{"engine_namespace": namespace},
 		Buckets:     LatencyBuckets,
 	})
