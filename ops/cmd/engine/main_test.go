@@ -75,11 +75,13 @@ func TestStatusPrintsTheNamespace(t *testing.T) {
 		"visible     2, the oldest visible for ",
 		"unfinished  by delivery count: 2 jobs after 0, 1 job after 1",
 		"drain       not measured",
-		"(not recorded)  a    1      1         0     30s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("engine status printed\n%s\nwant a line with %q", out, want)
 		}
+	}
+	if !regexp.MustCompile(`\(not recorded\) +a +1 +1 +0 +(30|29\.\d)s\n`).MatchString(out) {
+		t.Errorf("engine status printed\n%s\nwant job a's lease, token 1, with about 30s left", out)
 	}
 }
 
@@ -90,7 +92,7 @@ func TestStatusMeasuresTheDrainOverTheWindow(t *testing.T) {
 		t.Fatalf("engine status: exit %d, %s", code, errs)
 	}
 	// Nothing arrives and nothing finishes: the backlog of 3 never drains.
-	if !regexp.MustCompile(`drain +never: 3 unfinished, and jobs do not finish faster than they arrive \(0.00/s in, 0.00/s finished over 5\dms\)`).MatchString(out) {
+	if !regexp.MustCompile(`drain +never: 3 unfinished, and jobs do not finish faster than they arrive \(0.00/s in, 0.00/s finished over \d+(\.\d+)?m?s\)`).MatchString(out) {
 		t.Errorf("engine status --window 50ms printed\n%s\nwant a drain estimate of never", out)
 	}
 }
