@@ -81,6 +81,7 @@ func (s Status) Format(w io.Writer) error {
 	return nil
 }
 
+// plural is "s" unless n is one.
 func plural(n int) string {
 	if n == 1 {
 		return ""

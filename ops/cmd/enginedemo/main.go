@@ -91,6 +91,8 @@ something to watch. Full kit only: it imports solutions/10-engine.
 Usage: enginedemo [flags]
 `
 
+// parse parses the command line into options, with one-line errors; --help
+// prints the usage on stdout.
 func parse(args []string, stdout io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("enginedemo", flag.ContinueOnError)
@@ -142,6 +144,7 @@ func parse(args []string, stdout io.Writer) (options, error) {
 	return o, nil
 }
 
+// prob reports whether p is a probability.
 func prob(p float64) bool { return p >= 0 && p <= 1 }
 
 // run runs the demo with the command line args (without the program name).
@@ -257,6 +260,7 @@ type demo struct {
 	refused, crashes atomic.Int64
 }
 
+// draw is a random number in [0, 1) from the demo's seeded source.
 func (d *demo) draw() float64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -339,6 +343,7 @@ type slowAPI struct {
 	step time.Duration
 }
 
+// Send waits the step time, then sends.
 func (a slowAPI) Send(ctx context.Context, account, key string, req provider.SendRequest) (provider.Receipt, error) {
 	if err := sleepUntil(ctx, time.Now().Add(a.step)); err != nil {
 		return provider.Receipt{}, err
@@ -346,6 +351,7 @@ func (a slowAPI) Send(ctx context.Context, account, key string, req provider.Sen
 	return a.API.Send(ctx, account, key, req)
 }
 
+// sleepUntil waits until t, or returns ctx's error.
 func sleepUntil(ctx context.Context, t time.Time) error {
 	tm := time.NewTimer(time.Until(t))
 	defer tm.Stop()

@@ -26,7 +26,7 @@ func call(args ...string) (code int, stdout, stderr string) {
 func TestDemoFinishesEveryJob(t *testing.T) {
 	m := miniredis.RunT(t)
 	code, out, errs := call("--redis", m.Addr(), "--jobs", "12", "--rate", "200", "--step-time", "0",
-		"--workers", "3", "--invalid", "0.25", "--crash", "0.1", "--visibility", "200ms", "--seed", "3")
+		"--workers", "3", "--invalid", "0.25", "--crash", "0.1", "--visibility", "200ms", "--seed", "3", "--duration", "2m")
 	if code != 0 {
 		t.Fatalf("enginedemo: exit %d, %s", code, errs)
 	}
