@@ -196,8 +196,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	d := &demo{o: o, b: b, eng: engine.NewEngine(b, slowAPI{p, o.stepTime}), rng: rand.New(rand.NewPCG(uint64(o.seed), 7))}
 
 	var wg sync.WaitGroup
-	workCtx, stopWork := context.WithCancel(ctx)
+	// The workers stop when ctx ends, but their context has no deadline:
+	// the provider holds a caller whose reply it lost until its context's
+	// deadline when there is one, and --duration's would hold it to the end.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
+	context.AfterFunc(ctx, stopWork)
 	for i := 1; i <= o.workers; i++ {
 		wg.Add(1)
 		go func() { defer wg.Done(); d.work(workCtx, fmt.Sprintf("worker-%d", i)) }()
