@@ -178,8 +178,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	fmt.Fprintf(stdout, "enginedemo: the reference engine on Redis %s, namespace %s, %d workers, %d jobs at %.1f/s (seed %d)\n",
-		addr, o.namespace, o.workers, o.jobs, o.rate, o.seed)
+	jobs := fmt.Sprintf("%d jobs", o.jobs)
+	if o.jobs == 0 {
+		jobs = "jobs for " + o.duration.String()
+	}
+	fmt.Fprintf(stdout, "enginedemo: the reference engine on Redis %s, namespace %s, %d workers, %s at %.1f/s (seed %d)\n",
+		addr, o.namespace, o.workers, jobs, o.rate, o.seed)
 	fmt.Fprintf(stdout, "enginedemo: watch it from ops/ with: go run ./cmd/engine status --redis %s --namespace %s --watch\n", addr, o.namespace)
 
 	if o.duration > 0 {
