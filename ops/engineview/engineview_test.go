@@ -409,3 +409,32 @@ dead letters: 1 max deliveries, 1 permanent failure
 		t.Errorf("Format (-want +got):\n%s", diff)
 	}
 }
+
+// TestReadIsOfTheLayoutNotTheCode: hashes written by hand in the layout (a
+// student's backend that keeps it) are read the same, and a worker field,
+// which the reference engine does not write, names the lease's holder.
+func TestReadIsOfTheLayoutNotTheCode(t *testing.T) {
+	servers(t, func(t *testing.T, rdb goredis.UniversalClient, ns string) {
+		ctx := context.Background()
+		until := t0.Add(7 * time.Second).UnixMilli()
+		rdb.HSet(ctx, ns+":job:x", "job", "{}", "state", "leased", "deliveries", 2, "step", 1, "token", 9, "until", until, "worker", "w7")
+		rdb.HSet(ctx, ns+":job:y", "job", "{}", "state", "queued", "deliveries", 0, "step", 0, "token", 0, "until", t0.UnixMilli())
+		rdb.Set(ctx, ns+":token", 9, 0)
+		rdb.ZAdd(ctx, ns+":due", goredis.Z{Score: float64(until), Member: "x"}, goredis.Z{Score: float64(t0.UnixMilli()), Member: "y"})
+		rdb.Set(ctx, ns+":job:not-a-hash", "v", 0)
+		got, err := engineview.ReadAt(ctx, rdb, ns, t0.Add(time.Second))
+		if err != nil {
+			t.Fatalf("Read(%s): %v", ns, err)
+		}
+		want := engineview.Status{
+			Namespace: ns, Now: t0.Add(time.Second),
+			Jobs: 2, Queued: 1, Leased: 1, Visible: 1, OldestVisibleAge: time.Second,
+			Deliveries: 2, Token: 9,
+			ByDeliveries: []engineview.DeliveryCount{{Deliveries: 0, Jobs: 1}, {Deliveries: 2, Jobs: 1}},
+			Leases:       []engineview.Lease{{JobID: "x", Worker: "w7", Token: 9, Delivery: 2, Step: 1, Left: 6 * time.Second}},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Read(%s) of a hand-written layout (-want +got):\n%s", ns, diff)
+		}
+	})
+}
