@@ -438,3 +438,32 @@ func TestReadIsOfTheLayoutNotTheCode(t *testing.T) {
 		}
 	})
 }
+
+func TestFormatOfAnEmptyNamespaceSaysSo(t *testing.T) {
+	var b strings.Builder
+	if err := (engineview.Status{Namespace: "labkit:dmeo", Now: t0}).Format(&b); err != nil {
+		t.Fatalf("Format: %v", err)
+	}
+	if want := "jobs        none: no job record under labkit:dmeo:job: (is the namespace right?)\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("Format of an empty namespace:\n%s\nwant the line %q", b.String(), want)
+	}
+}
+
+func TestCollectorSaysDownWhenRedisIs(t *testing.T) {
+	m := miniredis.RunT(t)
+	rdb := goredis.NewClient(&goredis.Options{Addr: m.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	mon, err := engineview.NewMonitor(rdb, "ns", engineview.MonitorOptions{})
+	if err != nil {
+		t.Fatalf("NewMonitor: %v", err)
+	}
+	m.Close()
+	want := `
+# HELP labkit_engine_up 1 when the last read of the namespace succeeded, 0 when it failed.
+# TYPE labkit_engine_up gauge
+labkit_engine_up{engine_namespace="ns"} 0
+`
+	if err := testutil.CollectAndCompare(engineview.NewCollector(mon, time.Second), strings.NewReader(want), "labkit_engine_up"); err != nil {
+		t.Errorf("/metrics with Redis down: %v", err)
+	}
+}

@@ -19,8 +19,12 @@ func (s Status) Format(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, a ...any) { fmt.Fprintf(tw, format, a...) }
 	p("engine\t%s at %s\n", s.Namespace, s.Now.UTC().Format(time.RFC3339Nano))
-	p("jobs\t%d submitted: %d queued (%d in backoff), %d leased (%d ended), %d done, %d dead\n",
-		s.Jobs, s.Queued, s.Backoff, s.Leased, s.LeasesEnded, s.Done, s.Dead)
+	if s.Jobs == 0 {
+		p("jobs\tnone: no job record under %s:job: (is the namespace right?)\n", s.Namespace)
+	} else {
+		p("jobs\t%d submitted: %d queued (%d in backoff), %d leased (%d ended), %d done, %d dead\n",
+			s.Jobs, s.Queued, s.Backoff, s.Leased, s.LeasesEnded, s.Done, s.Dead)
+	}
 	if s.Visible == 0 {
 		p("visible\tnone\n")
 	} else {
