@@ -17,6 +17,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/ops/engineview"
 	"github.com/fourth-outcome/labkit/redisaddr"
+	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
 	engine "github.com/fourth-outcome/labkit/solutions/10-engine"
 )
 
@@ -59,7 +60,7 @@ func servers(t *testing.T, f func(t *testing.T, rdb goredis.UniversalClient, ns 
 // realRedis connects to addr and deletes the test's namespaces at the end.
 func realRedis(tb testing.TB, addr string) *goredis.Client {
 	tb.Helper()
-	o, err := redisaddr.Options(addr)
+	o, err := redisclient.Options(addr)
 	if err != nil {
 		tb.Fatalf("REDIS_ADDR: %v", err)
 	}

@@ -38,6 +38,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/ops/engineview"
 	"github.com/fourth-outcome/labkit/redisaddr"
+	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
 )
 
 // DefaultNamespace is the namespace read when --namespace is not given:
@@ -170,7 +171,7 @@ func (c *common) connect(ctx context.Context, cmd string) (*goredis.Client, erro
 	if c.window < 0 {
 		return nil, usagef("%s: --window %v: want zero or a positive duration", cmd, c.window)
 	}
-	o, err := redisaddr.Options(c.redis)
+	o, err := redisclient.Options(c.redis)
 	if err != nil {
 		return nil, usagef("%s: --redis: %v", cmd, err)
 	}

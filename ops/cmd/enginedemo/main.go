@@ -38,6 +38,7 @@ import (
 	"github.com/fourth-outcome/labkit/ops/engineview"
 	"github.com/fourth-outcome/labkit/provider"
 	"github.com/fourth-outcome/labkit/redisaddr"
+	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
 	engine "github.com/fourth-outcome/labkit/solutions/10-engine"
 )
 
@@ -162,7 +163,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer m.Close()
 		addr = m.Addr()
 	}
-	ro, err := redisaddr.Options(addr)
+	ro, err := redisclient.Options(addr)
 	if err != nil {
 		return usagef("--redis: %v", err)
 	}
