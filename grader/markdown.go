@@ -470,23 +470,6 @@ func fence(lines []string) string {
 	return f + "text\n" + strings.Join(lines, "\n") + "\n" + f + "\n\n"
 }
 
-// allMention reports whether every case's output contains one of words.
-func allMention(cases []CaseResult, words []string) bool {
-	for _, c := range cases {
-		text := strings.ToLower(strings.Join(c.Output, "\n"))
-		found := false
-		for _, w := range words {
-			if strings.Contains(text, w) {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return len(cases) > 0
-}
-
 // noneRan reports whether no case of the report got to run.
 func noneRan(rep *Report) bool {
 	for _, c := range rep.Cases {

@@ -755,7 +755,7 @@ func (p *parser) report(stderr string) *Report {
 		if tail := lastLines(beforeDump(p.at.pkgOutput), 30); len(tail) > 0 {
 			rep.Problems = append(rep.Problems, "last output:\n"+strings.Join(tail, "\n"))
 		}
-		rep.unclean = true
+		rep.Unclean = true
 	}
 	rep.Limit = p.limit
 	rep.Tampered = p.tampered

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // ErrForbiddenCode is wrapped by the reasons a submission's source is
@@ -56,20 +55,6 @@ func screenSource(lab Lab, files map[string][]byte, others []string) error {
 		}
 	}
 	return nil
-}
-
-// AllowImport says why a lab's code may not import path, or returns nil.
-func (l Lab) AllowImport(path string) error {
-	if slices.Contains(l.Imports, path) {
-		return nil
-	}
-	switch {
-	case path == "C":
-		return errors.New(`imports "C": cgo is not allowed in a submission`)
-	case path == "unsafe":
-		return errors.New(`imports "unsafe": a submission may not step outside Go's memory safety`)
-	}
-	return fmt.Errorf("imports %q, which lab %02d does not allow; it may import %s", path, l.Number, strings.Join(l.Imports, ", "))
 }
 
 // otherSources lists the files of dir that the go command would build into

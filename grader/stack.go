@@ -1,40 +1,12 @@
 package grader
 
 import (
-	"fmt"
 	"path"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 )
-
-// Frame is where one goroutine of the code under test was when its case was
-// stopped or crashed: the innermost frame of its stack in the lab's own
-// (non-test) files, and the goroutine's state.
-type Frame struct {
-	File  string `json:"file"`  // the file's name in the lab, "claim.go"
-	Line  int    `json:"line"`  // the line in that file
-	Func  string `json:"func"`  // the function, without its package: "Store.Do", "Store.Do.func1"
-	State string `json:"state"` // the goroutine's state: "sync.Mutex.Lock", "chan receive", "running"
-}
-
-// Spinning reports whether the goroutine was computing (running or
-// runnable) rather than waiting for something.
-func (f Frame) Spinning() bool {
-	return f.State == "running" || f.State == "runnable" || f.State == "preempted"
-}
-
-// String says what the goroutine was doing and where: "blocked in
-// sync.Mutex.Lock at claim.go:42 (Store.Do)" or "spinning (running) at
-// claim.go:20 (Store.Do)".
-func (f Frame) String() string {
-	what := "blocked in " + f.State
-	if f.Spinning() {
-		what = "spinning (" + f.State + ")"
-	}
-	return fmt.Sprintf("%s at %s:%d (%s)", what, f.File, f.Line, f.Func)
-}
 
 // maxFrames is how many goroutines a verdict names.
 const maxFrames = 3
