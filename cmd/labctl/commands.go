@@ -19,6 +19,10 @@ type command struct {
 	// setup defines the command's flags on fs and returns the function
 	// that runs the command with them.
 	setup func(fs *flag.FlagSet) runFunc
+	// passthrough hands every argument after the name, flags included, to
+	// the command unparsed: it runs another program that parses them
+	// (engine). Only a first argument -h or --help is labctl's.
+	passthrough bool
 }
 
 // runFunc runs a command with its flags parsed; args are the positional
@@ -41,7 +45,7 @@ type env struct {
 var errHelp = errors.New("help shown")
 
 func commands() []*command {
-	return []*command{checkCmd, watchCmd, listCmd, hintCmd, solutionCmd, resetCmd, interviewCmd, docsCmd, gradeCmd, gradebookCmd, releaseCmd, verifyCmd, mutateCmd}
+	return []*command{checkCmd, watchCmd, listCmd, hintCmd, solutionCmd, resetCmd, interviewCmd, docsCmd, engineCmd, gradeCmd, gradebookCmd, releaseCmd, verifyCmd, mutateCmd}
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -74,6 +78,13 @@ func runIn(ctx context.Context, wd func() (string, error), args []string, stdout
 	fs := flag.NewFlagSet("labctl "+c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	runCommand := c.setup(fs)
+	if c.passthrough {
+		if len(args) > 1 && (args[1] == "-h" || args[1] == "--help" || args[1] == "-help") {
+			printCommandHelp(e, stdout, c, nil)
+			return errHelp
+		}
+		return runCommand(ctx, e, args[1:])
+	}
 	if err := fs.Parse(flagsFirst(fs, args[1:])); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printCommandHelp(e, stdout, c, fs)

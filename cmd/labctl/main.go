@@ -45,9 +45,12 @@ func usagef(format string, args ...any) error {
 
 func exitCode(err error, stderr io.Writer) int {
 	var ue *usageError
+	var es exitStatus
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &es):
+		return int(es) // the program labctl ran has said why
 	case errors.Is(err, errHelp):
 		return exitOK
 	case errors.Is(err, errFailed):

@@ -140,6 +140,9 @@ func TestHelpAndUsage(t *testing.T) {
 		{"hint without lab", []string{"hint"}, 2, "want LAB [LEVEL]"},
 		{"unreachable redis", []string{"check", "2", "--redis", "127.0.0.1:1"}, 2, "cannot reach a Redis server"},
 		{"grade without folder", []string{"grade", "1"}, 2, "want LAB SUBMISSIONS_DIR"},
+		{"engine without subcommand", []string{"engine"}, 2, "want status, metrics or demo"},
+		{"engine unknown subcommand", []string{"engine", "bogus"}, 2, `unknown subcommand "bogus"`},
+		{"engine help", []string{"engine", "--help"}, 0, "an operator's view of the lab-10 engine"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -175,6 +175,7 @@ func (c *common) connect(ctx context.Context, cmd string) (*goredis.Client, erro
 	if err != nil {
 		return nil, usagef("%s: --redis: %v", cmd, err)
 	}
+	goredis.SetLogger(quietLogger{}) // errors are returned, and said once
 	rdb := goredis.NewClient(o)
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		rdb.Close()
@@ -324,3 +325,8 @@ func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
+
+// quietLogger discards go-redis's own log lines.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}

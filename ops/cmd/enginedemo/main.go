@@ -39,6 +39,7 @@ import (
 	"github.com/fourth-outcome/labkit/provider"
 	"github.com/fourth-outcome/labkit/redisaddr"
 	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
+	"github.com/fourth-outcome/labkit/rubric"
 	engine "github.com/fourth-outcome/labkit/solutions/10-engine"
 )
 
@@ -167,6 +168,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--redis: %v", err)
 	}
+	goredis.SetLogger(quietLogger{}) // errors are returned, and said once
 	rdb := goredis.NewClient(ro)
 	defer rdb.Close()
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -185,7 +187,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "enginedemo: the reference engine on Redis %s, namespace %s, %d workers, %s at %.1f/s (seed %d)\n",
 		addr, o.namespace, o.workers, jobs, o.rate, o.seed)
-	fmt.Fprintf(stdout, "enginedemo: watch it from ops/ with: go run ./cmd/engine status --redis %s --namespace %s --watch\n", addr, o.namespace)
+	watch := "go -C ops run ./cmd/engine" // from the kit's root
+	if prog := os.Getenv(rubric.ProgEnv); prog != "" {
+		watch = prog + " engine" // run by labctl engine demo
+	}
+	fmt.Fprintf(stdout, "enginedemo: watch it with: %s status --redis %s --namespace %s --watch\n", watch, addr, o.namespace)
 
 	if o.duration > 0 {
 		var cancel context.CancelFunc
@@ -385,3 +391,8 @@ func globEscape(s string) string {
 	}
 	return string(out)
 }
+
+// quietLogger discards go-redis's own log lines.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
