@@ -47,7 +47,7 @@ func runGradeFormat(ctx context.Context, e *env, o *gradeOpts, args []string) er
 		reason := err.Error()
 		var ue *usageError
 		if errors.As(err, &ue) {
-			reason = ue.msg
+			reason = ue.Msg
 		}
 		if perr := writeJSON(e.stdout, gradebook.GradescopeFailure(reason)); perr != nil {
 			return errors.Join(err, perr)
