@@ -18,6 +18,8 @@ import (
 	"github.com/fourth-outcome/labkit/formats"
 	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/internal/progress"
+	"github.com/fourth-outcome/labkit/internal/starter"
 	"github.com/fourth-outcome/labkit/redisaddr"
 	"github.com/fourth-outcome/labkit/render"
 	"github.com/fourth-outcome/labkit/rubric"
@@ -109,7 +111,7 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	}
 	// A format for tools gets its output alone: no progress, no notes.
 	forTools := format.Name != "term" && format.Name != "md"
-	st, err := loadState(root)
+	st, err := progress.Load(root)
 	if err != nil {
 		return err
 	}
@@ -128,7 +130,7 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	if _, err := os.Stat(filepath.Join(root, "labs", lab.Dir)); err != nil {
 		return usagef("lab %s: %v", lab.Dir, err)
 	}
-	changes, err := starterChanges(root, lab)
+	changes, err := starter.Changes(root, lab)
 	if err != nil {
 		e.warnNotSaved("the version of the kit's starters", err, "the next check may repeat a changed-starter notice, or miss one")
 	}
@@ -182,7 +184,7 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		CaseTimeout: o.caseTimeout,
 		ReuseBinary: true,
 	}
-	var progress *term.Progress
+	var bar *term.Progress
 	if !o.quiet && !forTools {
 		if note := firstBuildNote(ctx, root, race); note != "" {
 			fmt.Fprintln(e.stderr, note)
@@ -191,14 +193,14 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		if term.IsTerminal(e.stderr) && os.Getenv("TERM") != "dumb" {
 			// One line that each case's result replaces, gone when the
 			// feedback prints: the screen is for the feedback.
-			progress = term.NewProgress(e.stderr)
-			gopts.Progress = progress
+			bar = term.NewProgress(e.stderr)
+			gopts.Progress = bar
 		}
 		fmt.Fprintf(gopts.Progress, "checking lab %02d %s (%d cases)...\n", lab.Number, lab.Slug, len(lab.Cases))
 	}
 	rep, err := grader.RunGoTest(ctx, gopts)
-	if progress != nil {
-		progress.Clear()
+	if bar != nil {
+		bar.Clear()
 	}
 	if err != nil {
 		return err
@@ -209,8 +211,8 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		}
 		gopts.Race = true
 		rep, err = grader.RunGoTest(ctx, gopts)
-		if progress != nil {
-			progress.Clear()
+		if bar != nil {
+			bar.Clear()
 		}
 		if err != nil {
 			return err
@@ -234,8 +236,8 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	}
 
 	prev := st.Labs[lab.Dir]
-	st.Labs[lab.Dir] = recordCheck(prev, rep.Score, rep.Total, rep.Passed, changelog.Level(), time.Now().UTC())
-	if err := saveState(root, st); err != nil {
+	st.Labs[lab.Dir] = progress.AfterCheck(prev, rep.Score, rep.Total, rep.Passed, changelog.Level(), time.Now().UTC())
+	if err := progress.Save(root, st); err != nil {
 		e.warnNotSaved(fmt.Sprintf("this result (%d/%d)", rep.Score, rep.Total), err, fmt.Sprintf("`%s list` and a check without a lab do not know it", e.prog()))
 	}
 
@@ -274,8 +276,8 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 // passOnRecordNote says, after a failing check of lab, that an earlier pass
 // under other rules stays on record, and which rule changes lie between;
 // "" when there is nothing to say.
-func passOnRecordNote(s labState, lab int) string {
-	pass, changes := passedUnderEarlierRules(s, lab)
+func passOnRecordNote(s progress.LabState, lab int) string {
+	pass, changes := progress.PassedUnderEarlierRules(s, lab)
 	if pass == nil {
 		return ""
 	}
@@ -309,7 +311,7 @@ func missingTestFile(e *env, root string, lab grader.Lab) string {
 
 // firstUnpassed is the first lab whose last recorded check did not pass;
 // done is true when every built lab has passed.
-func firstUnpassed(st *state) (lab grader.Lab, done bool) {
+func firstUnpassed(st *progress.State) (lab grader.Lab, done bool) {
 	built := course.Built()
 	for _, l := range built {
 		if !st.Labs[l.Dir].Passed {
@@ -332,7 +334,7 @@ func courseDone(prog string) string {
 
 // nextAfterPass is the next step after lab passes: the next lab not yet
 // passed, or the end of the course.
-func nextAfterPass(st *state, lab grader.Lab, prog string) string {
+func nextAfterPass(st *progress.State, lab grader.Lab, prog string) string {
 	for _, l := range course.Built() {
 		if l.Number != lab.Number && !st.Labs[l.Dir].Passed {
 			return fmt.Sprintf("lab %02d, %s: read labs/%s/README.md, then run `%s check %d`.", l.Number, l.Title, l.Dir, prog, l.Number)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/internal/progress"
 	"github.com/fourth-outcome/labkit/interview"
 )
 
@@ -237,9 +238,9 @@ func runInterview(ctx context.Context, e *env, o *interviewOpts, args []string) 
 // others per lab, unnamed: a drill's name and code spoil its lab.
 func openBugDrills(root string, all []bugDrill) (open []bugDrill, closed map[int]int) {
 	closed = map[int]int{}
-	st, err := loadState(root)
+	st, err := progress.Load(root)
 	if err != nil {
-		st = &state{Labs: map[string]labState{}}
+		st = &progress.State{Labs: map[string]progress.LabState{}}
 	}
 	for _, b := range all {
 		s := st.Labs[b.lab.Dir]

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/internal/progress"
 	"github.com/fourth-outcome/labkit/term"
 )
 
@@ -70,7 +71,7 @@ func runWatch(ctx context.Context, e *env, o *watchOpts, args []string) error {
 			return err
 		}
 	} else {
-		st, err := loadState(root)
+		st, err := progress.Load(root)
 		if err != nil {
 			return err
 		}
