@@ -8,6 +8,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/internal/progress"
 )
 
 // modulePath is the kit's module; a directory whose go.mod declares it is a
@@ -74,5 +75,5 @@ func (e *env) raceMode(flagValue string) (bool, error) {
 // and what that means for the learner. The command's own work is done (its
 // output says what it did) and its exit status stands.
 func (e *env) warnNotSaved(what string, err error, means string) {
-	fmt.Fprintf(e.stderr, "labctl: warning: could not record %s (%v): %s. Is .labkit/ writable?\n", what, err, means)
+	progress.WarnNotSaved(e.stderr, what, err, means)
 }

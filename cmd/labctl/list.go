@@ -70,7 +70,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 	if len(earlier) > 0 {
 		fmt.Fprintln(e.stdout)
 	}
-	if lab, done := firstUnpassed(st); done {
+	if lab, done := st.FirstUnpassed(); done {
 		fmt.Fprint(e.stdout, courseDone(e.prog()))
 	} else {
 		fmt.Fprintf(e.stdout, "%d of %d labs pass. Next: lab %02d, %s: `%s check %d`.\n", passed, built, lab.Number, lab.Title, e.prog(), lab.Number)

@@ -75,7 +75,7 @@ func runWatch(ctx context.Context, e *env, o *watchOpts, args []string) error {
 		if err != nil {
 			return err
 		}
-		lab, _ = firstUnpassed(st)
+		lab, _ = st.FirstUnpassed()
 	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {

@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/fourth-outcome/labkit/changelog"
+	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/grader"
 )
 
 // State is what labctl remembers between runs, in .labkit/state.json:
@@ -117,4 +120,24 @@ func Save(root string, st *State) error {
 		return fmt.Errorf("save state: %w", err)
 	}
 	return nil
+}
+
+// FirstUnpassed is the first built lab whose last recorded check did not
+// pass; done is true when every built lab has passed (lab is then the
+// last one).
+func (st *State) FirstUnpassed() (lab grader.Lab, done bool) {
+	built := course.Built()
+	for _, l := range built {
+		if !st.Labs[l.Dir].Passed {
+			return l.Lab, false
+		}
+	}
+	return built[len(built)-1].Lab, true
+}
+
+// WarnNotSaved says on w what labctl could not remember in .labkit/ and
+// what that means for the learner. The command's own work is done (its
+// output says what it did) and its exit status stands.
+func WarnNotSaved(w io.Writer, what string, err error, means string) {
+	fmt.Fprintf(w, "labctl: warning: could not record %s (%v): %s. Is .labkit/ writable?\n", what, err, means)
 }

@@ -35,4 +35,3 @@ func TestAfterCheckKeepsTheLastPass(t *testing.T) {
 		t.Errorf("PassedUnderEarlierRules(failing under the rules it passed under) = %+v, want nil: the learner's own change broke it", pass)
 	}
 }
-
