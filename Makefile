@@ -36,8 +36,8 @@ quick:
 vet:
 	$(GO) vet ./...
 	# labctl check must build where students work: macOS and Windows too.
-	GOOS=darwin $(GO) vet ./cmd/labctl/ ./grader/
-	GOOS=windows $(GO) vet ./cmd/labctl/ ./grader/
+	GOOS=darwin $(GO) vet ./cmd/labctl/ ./internal/... ./grader/
+	GOOS=windows $(GO) vet ./cmd/labctl/ ./internal/... ./grader/
 
 unit:
 	$(GO) test $(RACE) -count=1 -timeout 30m $(PKGS)

@@ -106,10 +106,7 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	if len(args) == 1 {
 		lab = args[0]
 	}
-	wd, err := e.getwd()
-	if err != nil {
-		wd = ""
-	}
+	wd, _ := e.getwd() // "" when unknown: kitRoot has read it already
 	res, err := check.Run(ctx, check.Options{
 		Root:        root,
 		Lab:         lab,
