@@ -26,6 +26,7 @@ import (
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/intake"
 	"github.com/fourth-outcome/labkit/internal/usage"
+	"github.com/fourth-outcome/labkit/lateness"
 	"github.com/fourth-outcome/labkit/site"
 	"github.com/fourth-outcome/labkit/workpool"
 )
@@ -129,76 +130,98 @@ type cacheEntry struct {
 // Run grades the submissions of o.Class into o.Out. Bad options are a
 // usage error (*usage.Error); submissions that cannot be graded are not
 // an error but counted in Result.NotGraded.
-func Run(ctx context.Context, o Options) (Result, error) {
-	root, labSpec, class := o.Root, o.Labs, o.Class
-	labs, err := parseLabs(labSpec)
-	if err != nil {
-		return Result{}, err
+// settings are Options checked and resolved.
+type settings struct {
+	labs           []course.Lab
+	weights        map[int]float64
+	race           bool
+	sandbox        grader.Sandbox
+	out            string // Options.Out, absolute
+	prev           gradebook.ClassFile
+	hadPrev        bool
+	late           lateness.Policy
+	shardI, shardN int
+	env            []string
+	runAs          string
+	jobs           int
+}
+
+// settings checks o, in the order labctl always has, and resolves it: a
+// bad option is a usage error.
+func (o Options) settings(ctx context.Context) (settings, error) {
+	var st settings
+	var err error
+	if st.labs, err = parseLabs(o.Labs); err != nil {
+		return st, err
 	}
-	weights, err := parseWeights(o.Weights)
-	if err != nil {
-		return Result{}, err
+	if st.weights, err = parseWeights(o.Weights); err != nil {
+		return st, err
 	}
-	if fi, err := os.Stat(class); err != nil || !fi.IsDir() {
-		return Result{}, usage.Errorf("grade: %s is not a folder of submissions (want LAB SUBMISSIONS_DIR, or SUBMISSIONS_DIR with --labs)", class)
+	if fi, err := os.Stat(o.Class); err != nil || !fi.IsDir() {
+		return st, usage.Errorf("grade: %s is not a folder of submissions (want LAB SUBMISSIONS_DIR, or SUBMISSIONS_DIR with --labs)", o.Class)
 	}
-	race, err := o.Race()
-	if err != nil {
-		return Result{}, err
+	if st.race, err = o.Race(); err != nil {
+		return st, err
 	}
 	sandbox, note, err := grader.ResolveSandbox(o.Sandbox)
 	if err != nil {
-		return Result{}, usage.Errorf("grade: --sandbox: %v", err)
+		return st, usage.Errorf("grade: --sandbox: %v", err)
 	}
+	st.sandbox = sandbox
 	if note != "" {
 		fmt.Fprintln(o.Log, note)
 	}
 	if o.Seed != "" {
 		if _, err := strconv.ParseUint(o.Seed, 10, 64); err != nil {
-			return Result{}, usage.Errorf("grade: --seed %q: want an integer", o.Seed)
+			return st, usage.Errorf("grade: --seed %q: want an integer", o.Seed)
 		}
 	}
-	out, err := filepath.Abs(o.Out)
-	if err != nil {
-		return Result{}, usage.Errorf("grade: --out: %v", err)
+	if st.out, err = filepath.Abs(o.Out); err != nil {
+		return st, usage.Errorf("grade: --out: %v", err)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return Result{}, usage.Errorf("grade: --out: %v", err)
+	if err := os.MkdirAll(st.out, 0o755); err != nil {
+		return st, usage.Errorf("grade: --out: %v", err)
 	}
-	prevClass, hadPrev, err := gradebook.ReadClassFile(out)
-	if err != nil {
-		return Result{}, usage.Errorf("grade: --out: %v", err)
+	if st.prev, st.hadPrev, err = gradebook.ReadClassFile(st.out); err != nil {
+		return st, usage.Errorf("grade: --out: %v", err)
 	}
-	late, err := o.latePolicy(prevClass.Late)
-	if err != nil {
-		return Result{}, err
+	if st.late, err = o.latePolicy(st.prev.Late); err != nil {
+		return st, err
 	}
-	shardI, shardN, err := parseShard(o.Shard)
-	if err != nil {
-		return Result{}, err
+	if st.shardI, st.shardN, err = parseShard(o.Shard); err != nil {
+		return st, err
 	}
-	var extraEnv []string
 	if o.Redis != "" {
 		entry, err := o.CheckRedis(ctx, o.Redis)
 		if err != nil {
-			return Result{}, err
+			return st, err
 		}
-		extraEnv = append(extraEnv, entry)
+		st.env = append(st.env, entry)
 	}
 	if o.Memory <= 0 {
-		return Result{}, usage.Errorf("grade: --memory %d: want a number of MiB above 0", o.Memory)
+		return st, usage.Errorf("grade: --memory %d: want a number of MiB above 0", o.Memory)
 	}
 	if o.Disk <= 0 {
-		return Result{}, usage.Errorf("grade: --disk %d: want a number of MiB above 0", o.Disk)
+		return st, usage.Errorf("grade: --disk %d: want a number of MiB above 0", o.Disk)
 	}
-	runAs, err := grader.ResolveRunAs(o.RunAs, sandbox)
+	if st.runAs, err = grader.ResolveRunAs(o.RunAs, sandbox); err != nil {
+		return st, usage.Errorf("grade: --run-as: %v", err)
+	}
+	st.jobs = o.Jobs
+	if st.jobs <= 0 {
+		st.jobs = max(1, runtime.NumCPU())
+	}
+	return st, nil
+}
+
+func Run(ctx context.Context, o Options) (Result, error) {
+	root, labSpec, class := o.Root, o.Labs, o.Class
+	set, err := o.settings(ctx)
 	if err != nil {
-		return Result{}, usage.Errorf("grade: --run-as: %v", err)
+		return Result{}, err
 	}
-	jobs := o.Jobs
-	if jobs <= 0 {
-		jobs = max(1, runtime.NumCPU())
-	}
+	labs, weights, out := set.labs, set.weights, set.out
+	prevClass, hadPrev, late := set.prev, set.hadPrev, set.late
 
 	kit, err := grader.NewKit(root, "")
 	if err != nil {
@@ -237,7 +260,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	for _, sub := range subs {
 		inClass[gradebook.Dir(sub.Student)] = true
 	}
-	if subs, err = selectSubmissions(subs, o.Students, shardI, shardN); err != nil {
+	if subs, err = selectSubmissions(subs, o.Students, set.shardI, set.shardN); err != nil {
 		return Result{}, err
 	}
 	if o.Submitted != "" {
@@ -293,8 +316,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	students := make([]gradebook.Student, len(subs))
-	type job struct{ s, l int }
-	var todo []job
+	var todo []run
 	for i, sub := range subs {
 		st := gradebook.Student{Name: sub.Student, Notes: sub.Notes, Err: sub.Err, Entry: sub.Entry, ID: sub.ID, Submitted: sub.Submitted,
 			Prints: fingerprints(root, labs, sub)}
@@ -303,7 +325,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			for j, l := range labs {
 				st.Labs[j] = gradebook.Result{Student: sub.Student, Lab: l.Lab}
 				if _, ok := sub.Labs[l.Number]; ok {
-					todo = append(todo, job{i, j})
+					todo = append(todo, run{i, j})
 				} else {
 					st.Labs[j].Missing = true
 				}
@@ -311,6 +333,32 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		students[i] = st
 	}
+	reused, start := o.gradeRuns(ctx, set, kit, subs, labs, students, todo)
+	if ctx.Err() != nil {
+		return Result{}, ctx.Err()
+	}
+	notGraded := 0
+	for _, st := range students {
+		if !st.Graded() {
+			notGraded++
+		}
+	}
+	if err := write(out, students, oldByDir, inClass, gopts, o.Prune); err != nil {
+		return Result{}, err
+	}
+	return Result{Students: students, Class: gopts, Labs: len(labs), Reused: reused, NotGraded: notGraded, Elapsed: time.Since(start)}, nil
+}
+
+// run is one lab of one submission to grade: its index in the
+// submissions and in the labs.
+type run struct{ s, l int }
+
+// gradeRuns grades the runs todo into students' results, reusing the
+// report of an earlier grading with the same inputs (in Out/.cache) unless
+// o.Force, and says how it goes on o.Log. It returns how many runs were
+// reused and when the first began; when ctx is done it stops early.
+func (o Options) gradeRuns(ctx context.Context, set settings, kit *grader.Kit, subs []intake.Submission, labs []course.Lab, students []gradebook.Student, todo []run) (reused int, start time.Time) {
+	root, out, race, sandbox, runAs, jobs, extraEnv := o.Root, set.out, set.race, set.sandbox, set.runAs, set.jobs, set.env
 	flagsKey := fmt.Sprintf("race=%v timeout=%s case-timeout=%s seed=%s sandbox=%s redis=%v memory=%d disk=%d run-as=%s", race, o.Timeout, o.CaseTimeout, o.Seed, sandbox, o.Redis != "", o.Memory, o.Disk, runAs)
 	sandboxWord := string(sandbox)
 	if runAs != "" {
@@ -322,10 +370,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		mu       sync.Mutex
 		done     int
 		failures int
-		reused   int
 		ran      time.Duration
 	)
-	start := time.Now()
+	start = time.Now()
 	_ = workpool.Each(ctx, jobs, len(todo), func(k int) {
 		jb := todo[k]
 		sub, lab := subs[jb.s], labs[jb.l]
@@ -374,20 +421,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 		fmt.Fprintf(o.Log, "[%d/%d] %d not passing so far%s · %s lab %02d: %s%s\n", done, len(todo), failures, left, sub.Student, lab.Number, r.Verdict(), map[bool]string{true: " (unchanged, not regraded)"}[cached])
 	})
-	if ctx.Err() != nil {
-		return Result{}, ctx.Err()
-	}
-	notGraded := 0
-	for _, st := range students {
-		if !st.Graded() {
-			notGraded++
-		}
-	}
+	return reused, start
+}
+
+// write writes the feedback of students into out, each with the labs of
+// their last grading (old, by folder) carried over, removes the folders
+// of earlier runs that belong to no student (and with prune those of
+// students no longer in the class), and writes the class files.
+func write(out string, students []gradebook.Student, oldByDir map[string]gradebook.Student, inClass map[string]bool, gopts gradebook.Options, prune bool) error {
 	keep := map[string]bool{"docs": true, ".cache": true}
 	for dir := range oldByDir {
-		// A partial regrade keeps everyone else; Prune drops those no
+		// A partial regrade keeps everyone else; prune drops those no
 		// longer in the class folder.
-		keep[dir] = !o.Prune || inClass[dir]
+		keep[dir] = !prune || inClass[dir]
 	}
 	for i, st := range students {
 		if prev, ok := oldByDir[gradebook.Dir(st.Name)]; ok {
@@ -397,16 +443,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			st = carryLabs(st, gradebook.Student{}, gopts.Labs)
 		}
 		if err := gradebook.WriteStudent(out, st, gopts); err != nil {
-			return Result{}, fmt.Errorf("grade: write feedback of %s: %w", st.Name, err)
+			return fmt.Errorf("grade: write feedback of %s: %w", st.Name, err)
 		}
 		keep[gradebook.Dir(st.Name)] = true
 		students[i] = st
 	}
 	removeStale(out, keep)
 	if err := WriteClassFiles(out, gopts); err != nil {
-		return Result{}, fmt.Errorf("grade: write gradebook: %w", err)
+		return fmt.Errorf("grade: write gradebook: %w", err)
 	}
-	return Result{Students: students, Class: gopts, Labs: len(labs), Reused: reused, NotGraded: notGraded, Elapsed: time.Since(start)}, nil
+	return nil
 }
 
 // inputKey is the hash of everything a grade depends on: the scratch kit's
