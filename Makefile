@@ -39,8 +39,8 @@ vet:
 	# client), outside ./...: vet it there.
 	cd ops && $(GO) vet ./...
 	# labctl check must build where students work: macOS and Windows too.
-	GOOS=darwin $(GO) vet ./cmd/labctl/ ./grader/
-	GOOS=windows $(GO) vet ./cmd/labctl/ ./grader/
+	GOOS=darwin $(GO) vet ./cmd/labctl/ ./internal/... ./grader/
+	GOOS=windows $(GO) vet ./cmd/labctl/ ./internal/... ./grader/
 
 unit:
 	$(GO) test $(RACE) -count=1 -timeout 30m $(PKGS)

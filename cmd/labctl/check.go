@@ -3,25 +3,18 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/fourth-outcome/labkit/changelog"
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/formats"
 	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
-	"github.com/fourth-outcome/labkit/redisaddr"
-	"github.com/fourth-outcome/labkit/render"
-	"github.com/fourth-outcome/labkit/rubric"
-	"github.com/fourth-outcome/labkit/site"
+	"github.com/fourth-outcome/labkit/internal/check"
 	"github.com/fourth-outcome/labkit/term"
 )
 
@@ -109,159 +102,57 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 	}
 	// A format for tools gets its output alone: no progress, no notes.
 	forTools := format.Name != "term" && format.Name != "md"
-	st, err := loadState(root)
-	if err != nil {
-		return err
-	}
-	var lab grader.Lab
+	lab := ""
 	if len(args) == 1 {
-		if lab, err = resolveLab(args[0]); err != nil {
-			return err
-		}
-	} else {
-		var done bool
-		if lab, done = firstUnpassed(st); done {
-			fmt.Fprint(e.stdout, courseDone(e.prog()))
-			return nil
-		}
+		lab = args[0]
 	}
-	if _, err := os.Stat(filepath.Join(root, "labs", lab.Dir)); err != nil {
-		return usagef("lab %s: %v", lab.Dir, err)
-	}
-	changes, err := starterChanges(root, lab)
-	if err != nil {
-		e.warnNotSaved("the version of the kit's starters", err, "the next check may repeat a changed-starter notice, or miss one")
-	}
-	for _, w := range changes {
-		fmt.Fprintf(e.stderr, "labctl: note: %s\n", w)
-	}
-	if note := missingTestFile(e, root, lab); note != "" {
-		fmt.Fprintf(e.stderr, "labctl: note: %s\n", note)
-	}
-	race, err := e.raceMode(o.race)
-	if err != nil {
-		return err
-	}
-	// On a fresh clone the race-enabled standard library is not built
-	// yet: a minute or more on two cores before the first verdict. A lab
-	// whose score does not depend on the detector gets that verdict
-	// without it, says so, and the library builds in the background for
-	// the next check. A pass is only recorded as the detector's: when
-	// every case passes, the check runs again with it.
-	fastFirst := (o.race == "auto" || o.race == "") && race && !detectorScores(lab) && stdStale(ctx, root, true)
-	if fastFirst {
-		race = false
-	}
-	// The suite prints a failing case's replay command as the learner
-	// runs labctl.
-	extraEnv := []string{rubric.ProgEnv + "=" + e.prog()}
-	if o.redis != "" {
-		entry, err := checkRedis(ctx, o.redis)
-		if err != nil {
-			return err
-		}
-		extraEnv = append(extraEnv, entry)
-	} else if addr := os.Getenv(redisaddr.Env); addr != "" && usesRedis(lab) {
-		// The suite would use this server too: an unreachable one or a
-		// database holding other keys is the environment's problem, one
-		// line and exit 2, never a failing lab in the recorded progress.
-		if _, err := checkRedis(ctx, addr); err != nil {
-			return usagef("%s=%s: %v", redisaddr.Env, addr, errors.Unwrap(err))
-		}
-	}
-	gopts := grader.Options{
-		Root:    root,
-		Lab:     lab,
-		Target:  "labs/" + lab.Dir,
-		Race:    race,
-		Timeout: o.timeout,
-		Seed:    o.seed,
-		Env:     extraEnv,
-		// check and watch rebuild the same lab again and again: a stable
-		// binary skips the link when nothing changed.
+	wd, _ := e.getwd() // "" when unknown: kitRoot has read it already
+	res, err := check.Run(ctx, check.Options{
+		Root:        root,
+		Lab:         lab,
+		Race:        o.race,
+		ResolveRace: func() (bool, error) { return e.raceMode(o.race) },
+		Redis:       o.redis,
+		CheckRedis:  checkRedis,
+		Seed:        o.seed,
+		Timeout:     o.timeout,
 		CaseTimeout: o.caseTimeout,
-		ReuseBinary: true,
-	}
-	var progress *term.Progress
-	if !o.quiet && !forTools {
-		if note := firstBuildNote(ctx, root, race); note != "" {
-			fmt.Fprintln(e.stderr, note)
-		}
-		gopts.Progress = e.stderr
-		if term.IsTerminal(e.stderr) && os.Getenv("TERM") != "dumb" {
-			// One line that each case's result replaces, gone when the
-			// feedback prints: the screen is for the feedback.
-			progress = term.NewProgress(e.stderr)
-			gopts.Progress = progress
-		}
-		fmt.Fprintf(gopts.Progress, "checking lab %02d %s (%d cases)...\n", lab.Number, lab.Slug, len(lab.Cases))
-	}
-	rep, err := grader.RunGoTest(ctx, gopts)
-	if progress != nil {
-		progress.Clear()
-	}
+		Progress:    !o.quiet && !forTools,
+		Prog:        e.prog(),
+		Wd:          wd,
+		Log:         e.stderr,
+	})
 	if err != nil {
 		return err
 	}
-	if fastFirst && rep.Passed {
-		if !o.quiet && !forTools {
-			fmt.Fprintln(gopts.Progress, "every case passes without the race detector; checking again with it (its standard library builds once: about a minute)...")
-		}
-		gopts.Race = true
-		rep, err = grader.RunGoTest(ctx, gopts)
-		if progress != nil {
-			progress.Clear()
-		}
-		if err != nil {
-			return err
-		}
-		fastFirst = false
+	if res.Done {
+		fmt.Fprint(e.stdout, courseDone(e.prog()))
+		return nil
 	}
-	if fastFirst {
-		why := "labctl: note: this first verdict ran without the race detector, whose standard library is not built yet (a data race would not show); it is building in the background, and your next check uses it"
-		if err := warmRaceLibrary(root, lab); err != nil {
-			why = "labctl: note: this first verdict ran without the race detector, whose standard library is not built yet (a data race would not show); the next check builds it, about a minute"
-		}
-		if !o.quiet {
-			defer fmt.Fprintln(e.stderr, why)
-		}
+	if res.Note != "" && !o.quiet {
+		defer fmt.Fprintln(e.stderr, res.Note)
 	}
-	if usesRedis(lab) {
-		rep.Redis = "embedded miniredis"
-		if addr := cmp.Or(o.redis, os.Getenv(redisaddr.Env)); addr != "" {
-			rep.Redis = redisaddr.Describe(addr)
-		}
-	}
-
-	prev := st.Labs[lab.Dir]
-	st.Labs[lab.Dir] = recordCheck(prev, rep.Score, rep.Total, rep.Passed, changelog.Level(), time.Now().UTC())
-	if err := saveState(root, st); err != nil {
-		e.warnNotSaved(fmt.Sprintf("this result (%d/%d)", rep.Score, rep.Total), err, fmt.Sprintf("`%s list` and a check without a lab do not know it", e.prog()))
-	}
-
-	mdo := grader.MarkdownOptions{HintsSeen: prev.HintLevel, Hints: hintCount(root, lab), Prog: e.prog(),
-		// Against a real server the suite runs on the real clock.
-		RealTime: usesRedis(lab) && (o.redis != "" || os.Getenv(redisaddr.Env) != "")}
+	rep := res.Report
 	in := formats.Input{
-		Student: gradebook.Student{Name: "you", Labs: []gradebook.Result{{Student: "you", Lab: lab, Report: rep}}},
-		Class:   gradebook.Options{Labs: []grader.Lab{lab}},
-		Learner: true, Markdown: mdo,
+		Student: gradebook.Student{Name: "you", Labs: []gradebook.Result{{Student: "you", Lab: res.Lab, Report: rep}}},
+		Class:   gradebook.Options{Labs: []grader.Lab{res.Lab}},
+		Learner: true, Markdown: res.Markdown,
 		Term: term.Options{
 			Color:   term.ColorFor(e.stdout, os.Getenv),
 			Width:   term.Width(e.stdout),
 			Columns: term.Columns(e.stdout),
 			Prog:    e.prog(),
-			Next:    nextAfterPass(st, lab, e.prog()),
+			Next:    res.Next,
 		},
 	}
 	if err := format.Render(e.stdout, in); err != nil {
 		return fmt.Errorf("check: --format %s: %w", format.Name, err)
 	}
 	if !forTools {
-		fmt.Fprint(e.stdout, passOnRecordNote(st.Labs[lab.Dir], lab.Number))
+		fmt.Fprint(e.stdout, res.PassNote)
 	}
 	if o.html != "" {
-		if err := writeFeedbackHTML(root, o.html, rep, lab, mdo); err != nil {
+		if err := check.WriteHTML(root, o.html, res); err != nil {
 			return err
 		}
 	}
@@ -269,54 +160,6 @@ func runCheck(ctx context.Context, e *env, o *checkOpts, args []string) error {
 		return errFailed
 	}
 	return nil
-}
-
-// passOnRecordNote says, after a failing check of lab, that an earlier pass
-// under other rules stays on record, and which rule changes lie between;
-// "" when there is nothing to say.
-func passOnRecordNote(s labState, lab int) string {
-	pass, changes := passedUnderEarlierRules(s, lab)
-	if pass == nil {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "\nYou passed this lab on %s (%d/%d, rules level %d); that pass stays on record. The rules of this lab changed since:\n",
-		pass.CheckedAt.Local().Format("2006-01-02"), pass.Score, pass.Total, pass.Rules)
-	for _, c := range changes {
-		fmt.Fprintf(&b, "  - %s\n", c)
-	}
-	b.WriteString("See docs/changelog.md.\n")
-	return b.String()
-}
-
-// missingTestFile says, when the lab's test file is gone from labs/, that
-// check grades with the kit's own copy anyway (the grader lays the
-// pristine shim over the lab's directory) but an editor's "run test" finds
-// no test; "" when the file is there.
-func missingTestFile(e *env, root string, lab grader.Lab) string {
-	path := filepath.Join(root, "labs", lab.Dir, lab.TestFile)
-	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		return ""
-	}
-	from := path
-	if wd, err := e.getwd(); err == nil {
-		if r, err := filepath.Rel(wd, path); err == nil {
-			from = filepath.ToSlash(r)
-		}
-	}
-	return fmt.Sprintf("labs/%s/%s is missing: check grades with the kit's own copy of it, so this result stands, but your editor's \"run test\" finds no test until you restore it (git checkout -- %s).", lab.Dir, lab.TestFile, from)
-}
-
-// firstUnpassed is the first lab whose last recorded check did not pass;
-// done is true when every built lab has passed.
-func firstUnpassed(st *state) (lab grader.Lab, done bool) {
-	built := course.Built()
-	for _, l := range built {
-		if !st.Labs[l.Dir].Passed {
-			return l.Lab, false
-		}
-	}
-	return built[len(built)-1].Lab, true
 }
 
 // courseDone is what check without a lab says once every lab has passed.
@@ -328,68 +171,6 @@ func courseDone(prog string) string {
 		msg += fmt.Sprintf(" %d more labs are planned; a new version of the kit brings them (README: updating the kit).", planned)
 	}
 	return msg + fmt.Sprintf("\nNext: practise explaining what you built with `%s interview`, or recheck a lab with `%s check N`.\n", prog, prog)
-}
-
-// nextAfterPass is the next step after lab passes: the next lab not yet
-// passed, or the end of the course.
-func nextAfterPass(st *state, lab grader.Lab, prog string) string {
-	for _, l := range course.Built() {
-		if l.Number != lab.Number && !st.Labs[l.Dir].Passed {
-			return fmt.Sprintf("lab %02d, %s: read labs/%s/README.md, then run `%s check %d`.", l.Number, l.Title, l.Dir, prog, l.Number)
-		}
-	}
-	return "every lab of the course passes: the course is done. `" + prog + " interview` drills you on explaining it."
-}
-
-// usesRedis reports whether the registry marks lab as talking to Redis.
-func usesRedis(lab grader.Lab) bool {
-	l, err := course.Find(lab.Dir)
-	return err == nil && l.Redis
-}
-
-// hintCount is how many hint files the lab has (0 if it has none).
-func hintCount(root string, lab grader.Lab) int {
-	files, _ := filepath.Glob(filepath.Join(root, "labs", lab.Dir, "hints", "*.md"))
-	return len(files)
-}
-
-// writeFeedbackHTML writes the feedback as a page to file, with its links
-// pointing into the docs site, which it renders (into .labkit/docs) when
-// the site is missing or older than the course.
-func writeFeedbackHTML(root, file string, rep *grader.Report, lab grader.Lab, mdo grader.MarkdownOptions) error {
-	siteDir := filepath.Join(root, ".labkit", "docs")
-	if _, err := site.Build(site.Config{Root: root, Out: siteDir}); err != nil {
-		return err
-	}
-	mdo.SiteBase = relDir(file, siteDir)
-	mdo.TimelineFigures = true
-	page, err := render.Page(fmt.Sprintf("Lab %02d feedback", lab.Number), grader.Markdown(rep, lab, mdo))
-	if err != nil {
-		return err
-	}
-	timelines := map[string][]string{}
-	for _, c := range rep.Cases {
-		timelines[c.Name] = c.Timeline
-	}
-	page = render.InlineTimelines(page, timelines)
-	if err := os.WriteFile(file, page, 0o644); err != nil {
-		return usagef("--html: %v", err)
-	}
-	return nil
-}
-
-// relDir is the path from the directory of file to dir, with a trailing
-// slash, for links in a page written to file.
-func relDir(file, dir string) string {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return dir + "/"
-	}
-	rel, err := filepath.Rel(filepath.Dir(abs), dir)
-	if err != nil {
-		return filepath.ToSlash(dir) + "/"
-	}
-	return filepath.ToSlash(rel) + "/"
 }
 
 // checkFormat is the format check prints in: --format, or --md or --json,

@@ -11,36 +11,7 @@ import (
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
-	"github.com/fourth-outcome/labkit/intake"
 )
-
-// TestPresentLabs: a lab whose files are the starter's, unchanged, is not
-// present; a changed one is; with none changed, every lab is kept.
-func TestPresentLabs(t *testing.T) {
-	root := kitRoot(t)
-	labs := course.Built()[:3]
-	dir := t.TempDir()
-	sub := intake.Submission{Student: "s", Labs: map[int]string{}}
-	for _, l := range labs {
-		d := filepath.Join(dir, l.Dir)
-		writeTree(t, d, pristineStarter(t, l.Dir, false))
-		sub.Labs[l.Number] = d
-	}
-	names := func(ls []course.Lab) string {
-		var n []string
-		for _, l := range ls {
-			n = append(n, l.Dir)
-		}
-		return strings.Join(n, ",")
-	}
-	if got := names(presentLabs(root, labs, []intake.Submission{sub})); got != names(labs) {
-		t.Errorf("presentLabs(only starters) = %s, want every lab: %s", got, names(labs))
-	}
-	writeTree(t, filepath.Join(dir, labs[1].Dir), map[string][]byte{"extra.go": []byte("package x\n")})
-	if got := names(presentLabs(root, labs, []intake.Submission{sub})); got != labs[1].Dir {
-		t.Errorf("presentLabs(lab %s changed) = %s, want %s alone", labs[1].Dir, got, labs[1].Dir)
-	}
-}
 
 func TestGradeFormatUsage(t *testing.T) {
 	root := kitRoot(t)
@@ -118,35 +89,6 @@ func TestGradeFormat(t *testing.T) {
 	}
 	if s, _ := os.ReadFile(summary); !strings.Contains(string(s), "## Points 100/100") {
 		t.Errorf("job summary lacks the points:\n%s", s)
-	}
-}
-
-// TestParseLabs: --labs and grade's LAB take numbers, ranges, lists and
-// the names check takes ("04-retry" is a lab, not a range).
-func TestParseLabs(t *testing.T) {
-	dirs := func(ls []course.Lab) string {
-		var n []string
-		for _, l := range ls {
-			n = append(n, l.Dir)
-		}
-		return strings.Join(n, ",")
-	}
-	for spec, want := range map[string]string{
-		"4":              "04-retry",
-		"04-retry":       "04-retry",
-		"retry,1":        "01-claim,04-retry",
-		"1-2":            "01-claim,02-redis",
-		"01-claim,2-3,3": "01-claim,02-redis,03-ambiguous",
-	} {
-		got, err := parseLabs(spec)
-		if err != nil || dirs(got) != want {
-			t.Errorf("parseLabs(%q) = %s, %v; want %s", spec, dirs(got), err, want)
-		}
-	}
-	for _, bad := range []string{"4-1", "x-y", "99"} {
-		if _, err := parseLabs(bad); err == nil {
-			t.Errorf("parseLabs(%q) = nil error, want a usage error", bad)
-		}
 	}
 }
 

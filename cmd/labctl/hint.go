@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/fourth-outcome/labkit/internal/progress"
 )
 
 var hintCmd = &command{
@@ -38,7 +40,7 @@ func runHint(ctx context.Context, e *env, args []string) error {
 		return usagef("lab %s has no hints (labs/%s/hints/ is empty or missing)", lab.Dir, lab.Dir)
 	}
 	sort.Strings(files)
-	st, err := loadState(root)
+	st, err := progress.Load(root)
 	if err != nil {
 		return err
 	}
@@ -61,7 +63,7 @@ func runHint(ctx context.Context, e *env, args []string) error {
 	if level > ls.HintLevel {
 		ls.HintLevel = level
 		st.Labs[lab.Dir] = ls
-		if err := saveState(root, st); err != nil {
+		if err := progress.Save(root, st); err != nil {
 			e.warnNotSaved(fmt.Sprintf("that you saw hint %d", level), err, fmt.Sprintf("`%s hint %d` shows this hint again, and check's next step offers it", e.prog(), lab.Number))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/internal/progress"
 	"github.com/fourth-outcome/labkit/interview"
 )
 
@@ -58,7 +59,7 @@ func TestInterviewThroughStdin(t *testing.T) {
 		t.Errorf("interview bug before any lab passes: exit %d:\n%s", r.code, r.stdout)
 	}
 	lab, _ := course.Find("1")
-	if err := saveState(kit, &state{Labs: map[string]labState{lab.Dir: recordCheck(labState{}, 100, 100, true, 1, time.Now())}}); err != nil {
+	if err := progress.Save(kit, &progress.State{Labs: map[string]progress.LabState{lab.Dir: progress.AfterCheck(progress.LabState{}, 100, 100, true, 1, time.Now())}}); err != nil {
 		t.Fatal(err)
 	}
 	list = labctl(t, kit, "interview", "list")

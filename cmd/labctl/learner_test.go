@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/fourth-outcome/labkit/changelog"
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/internal/progress"
+	"github.com/fourth-outcome/labkit/internal/starter"
 )
 
 // labctlIn runs labctl in dir with in as what the user types.
@@ -31,15 +32,15 @@ func labctlIn(tb testing.TB, dir, in string, args ...string) result {
 // passAll records every built lab as passed, as if each had been checked.
 func passAll(tb testing.TB, kit string, except ...string) {
 	tb.Helper()
-	st := &state{Labs: map[string]labState{}}
+	st := &progress.State{Labs: map[string]progress.LabState{}}
 	for _, l := range course.Built() {
 		passed := true
 		for _, x := range except {
 			passed = passed && x != l.Dir
 		}
-		st.Labs[l.Dir] = labState{Score: 100, Total: 100, Passed: passed, CheckedAt: time.Now()}
+		st.Labs[l.Dir] = progress.LabState{Score: 100, Total: 100, Passed: passed, CheckedAt: time.Now()}
 	}
-	if err := saveState(kit, st); err != nil {
+	if err := progress.Save(kit, st); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -142,21 +143,21 @@ func TestStarterChangedUnderTheStudentsEdits(t *testing.T) {
 	kit := gitKit(t)
 	lab, _ := course.Find("1")
 	file := filepath.Join(kit, "labs", lab.Dir, "claim.go")
-	if w, _ := starterChanges(kit, lab.Lab); len(w) != 0 {
+	if w, _ := starter.Changes(kit, lab.Lab); len(w) != 0 {
 		t.Fatalf("first look: warnings %v, want none", w)
 	}
 	// The kit changes the starter (what git pull brings) ...
-	starter, _ := os.ReadFile(file)
-	os.WriteFile(file, append(starter, []byte("\n// a new starter comment\n")...), 0o644)
+	orig, _ := os.ReadFile(file)
+	os.WriteFile(file, append(orig, []byte("\n// a new starter comment\n")...), 0o644)
 	gitIn(t, kit, "-c", "user.name=kit", "-c", "user.email=kit@example.com", "commit", "-q", "-am", "kit update")
 	// ... while the student's edits stay in the working tree.
 	os.WriteFile(file, []byte("package claim\n// my work\n"), 0o644)
-	w, _ := starterChanges(kit, lab.Lab)
+	w, _ := starter.Changes(kit, lab.Lab)
 	if len(w) != 1 || !strings.Contains(w[0], "labs/01-claim/claim.go changed") || !strings.HasSuffix(w[0], "\n+// a new starter comment") ||
 		!strings.Contains(w[0], "\n--- labs/01-claim/claim.go (the starter at your last check)\n+++ labs/01-claim/claim.go (the kit's new starter)\n@@ ") {
 		t.Errorf("after a kit update under edits: warnings %q, want one naming claim.go with the diff of what the kit changed", w)
 	}
-	if w, _ := starterChanges(kit, lab.Lab); len(w) != 0 {
+	if w, _ := starter.Changes(kit, lab.Lab); len(w) != 0 {
 		t.Errorf("second look: warnings %v, want none (said once)", w)
 	}
 }
@@ -211,19 +212,6 @@ func TestCheckStarterOneScreenAndHTML(t *testing.T) {
 
 var hrefRE = regexp.MustCompile(`href="([^"]+)"`)
 
-// TestFirstBuildSaysSo: with an empty build cache the standard library must
-// be built first, and check says so before it starts.
-func TestFirstBuildSaysSo(t *testing.T) {
-	root := kitRoot(t)
-	t.Setenv("GOCACHE", t.TempDir())
-	if note := firstBuildNote(context.Background(), root, true); !strings.Contains(note, "race-enabled standard library, once: about a minute") {
-		t.Errorf("firstBuildNote(race) with an empty cache = %q", note)
-	}
-	if note := firstBuildNote(context.Background(), root, false); !strings.Contains(note, "building the standard library, once") {
-		t.Errorf("firstBuildNote with an empty cache = %q", note)
-	}
-}
-
 // TestRedisEnvironmentErrorsKeepProgress: a database holding other keys,
 // named by --redis (host:port or a redis:// URL) or by REDIS_ADDR, is the
 // environment's problem: one line, exit 2, and the recorded progress is
@@ -235,7 +223,7 @@ func TestRedisEnvironmentErrorsKeepProgress(t *testing.T) {
 	srv.Set("someone-elses-key", "1")
 	kit := copyKit(t)
 	passAll(t, kit)
-	before, _ := os.ReadFile(statePath(kit))
+	before, _ := os.ReadFile(progress.Path(kit))
 	for _, args := range [][]string{
 		{"check", "2", "--redis", "redis://" + srv.Addr() + "/15"},
 		{"check", "2", "--redis", srv.Addr()},
@@ -250,7 +238,7 @@ func TestRedisEnvironmentErrorsKeepProgress(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "REDIS_ADDR=") {
 		t.Errorf("check 2 with REDIS_ADDR at a database with other keys: exit %d, stderr %q; want 2 naming REDIS_ADDR", r.code, r.stderr)
 	}
-	if after, _ := os.ReadFile(statePath(kit)); string(after) != string(before) {
+	if after, _ := os.ReadFile(progress.Path(kit)); string(after) != string(before) {
 		t.Errorf("an environment error changed the recorded progress:\nbefore %s\nafter %s", before, after)
 	}
 }
@@ -359,38 +347,13 @@ func TestCheckWithTheTestFileDeleted(t *testing.T) {
 	}
 }
 
-func TestRecordCheckKeepsTheLastPass(t *testing.T) {
-	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	passed := recordCheck(labState{HintLevel: 2}, 100, 100, true, 10, t0)
-	want := &passRecord{Score: 100, Total: 100, Rules: 10, CheckedAt: t0}
-	if diff := cmp.Diff(want, passed.LastPass); diff != "" || passed.HintLevel != 2 {
-		t.Errorf("recordCheck(pass).LastPass mismatch (-want +got):\n%s (hint level %d, want 2)", diff, passed.HintLevel)
-	}
-	failed := recordCheck(passed, 92, 100, false, changelog.Level(), t0.Add(time.Hour))
-	if diff := cmp.Diff(want, failed.LastPass); diff != "" {
-		t.Errorf("recordCheck(fail after pass).LastPass mismatch (-want +got):\n%s", diff)
-	}
-	// A state file from before LastPass: its passing check becomes the record.
-	legacy := recordCheck(labState{Score: 100, Total: 100, Passed: true, CheckedAt: t0}, 90, 100, false, changelog.Level(), t0.Add(time.Hour))
-	if legacy.LastPass == nil || legacy.LastPass.Rules != 0 || !legacy.LastPass.CheckedAt.Equal(t0) {
-		t.Errorf("recordCheck(fail after a pass without LastPass).LastPass = %+v, want the earlier pass at rules level 0", legacy.LastPass)
-	}
-	if pass, changes := passedUnderEarlierRules(failed, 5); pass == nil || len(changes) == 0 {
-		t.Errorf("passedUnderEarlierRules(lab 05 passed at level 10, failing at %d) = %v, %d changes, want the pass and lab 05's changes since", changelog.Level(), pass, len(changes))
-	}
-	same := recordCheck(passed, 92, 100, false, 10, t0.Add(time.Hour))
-	if pass, _ := passedUnderEarlierRules(same, 5); pass != nil {
-		t.Errorf("passedUnderEarlierRules(failing under the rules it passed under) = %+v, want nil: the learner's own change broke it", pass)
-	}
-}
-
 func TestListKeepsAPassUnderEarlierRules(t *testing.T) {
 	kit := copyKit(t)
 	lab, _ := course.Find("5")
 	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	st := &state{Labs: map[string]labState{lab.Dir: recordCheck(
-		recordCheck(labState{}, 100, 100, true, 10, at), 95, 100, false, changelog.Level(), at.Add(time.Hour))}}
-	if err := saveState(kit, st); err != nil {
+	st := &progress.State{Labs: map[string]progress.LabState{lab.Dir: progress.AfterCheck(
+		progress.AfterCheck(progress.LabState{}, 100, 100, true, 10, at), 95, 100, false, changelog.Level(), at.Add(time.Hour))}}
+	if err := progress.Save(kit, st); err != nil {
 		t.Fatal(err)
 	}
 	r := labctl(t, kit, "list")
@@ -398,10 +361,6 @@ func TestListKeepsAPassUnderEarlierRules(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("list = exit %d:\n%s\nwant it to contain %q", r.code, r.stdout, want)
 		}
-	}
-	note := passOnRecordNote(st.Labs[lab.Dir], 5)
-	if !strings.Contains(note, "that pass stays on record") || !strings.Contains(note, "level 13 ") {
-		t.Errorf("passOnRecordNote() = %q, want the pass and lab 05's rule change at level 13", note)
 	}
 }
 
@@ -411,7 +370,7 @@ func TestSolutionOpensOnceTheLabPasses(t *testing.T) {
 	if r := labctl(t, kit, "solution", "1"); r.code != 2 || !strings.Contains(r.stderr, "has not passed yet") || strings.Contains(r.stdout, "func") {
 		t.Errorf("solution 1 before lab 01 passes: exit %d, stdout %q, stderr %q; want exit 2, nothing shown", r.code, r.stdout, r.stderr)
 	}
-	if err := saveState(kit, &state{Labs: map[string]labState{lab.Dir: recordCheck(labState{}, 100, 100, true, changelog.Level(), time.Now())}}); err != nil {
+	if err := progress.Save(kit, &progress.State{Labs: map[string]progress.LabState{lab.Dir: progress.AfterCheck(progress.LabState{}, 100, 100, true, changelog.Level(), time.Now())}}); err != nil {
 		t.Fatal(err)
 	}
 	r := labctl(t, kit, "solution", "1")
@@ -432,17 +391,5 @@ func TestSolutionOpensOnceTheLabPasses(t *testing.T) {
 	}
 	if r := labctl(t, kit, "solution", "1"); r.code != 2 || !strings.Contains(r.stderr, "student release") {
 		t.Errorf("solution 1 without solutions/: exit %d, %q, want exit 2 saying the release has none", r.code, r.stderr)
-	}
-}
-
-// TestFastFirstVerdictOnlyWhereTheDetectorScoresNothing: the first check
-// of a fresh clone may skip the race detector only for a lab none of whose
-// cases earns points by the detector alone.
-func TestFastFirstVerdictOnlyWhereTheDetectorScoresNothing(t *testing.T) {
-	if l, _ := resolveLab("4"); !detectorScores(l) {
-		t.Errorf("detectorScores(04-retry) = false, want true: its budget cases need the detector")
-	}
-	if l, _ := resolveLab("1"); detectorScores(l) {
-		t.Errorf("detectorScores(01-claim) = true, want false: its race case is scheduled by the suite")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/internal/progress"
 )
 
 var listCmd = &command{
@@ -28,7 +29,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := loadState(root)
+	st, err := progress.Load(root)
 	if err != nil {
 		return err
 	}
@@ -51,7 +52,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 				passed++
 			} else {
 				status = fmt.Sprintf("failing %d/%d", s.Score, s.Total)
-				if pass, _ := passedUnderEarlierRules(s, l.Number); pass != nil {
+				if pass, _ := progress.PassedUnderEarlierRules(s, l.Number); pass != nil {
 					status += fmt.Sprintf(" (passed %s under rules level %d)", pass.CheckedAt.Local().Format("2006-01-02"), pass.Rules)
 					earlier = append(earlier, l.Number)
 				}
@@ -69,7 +70,7 @@ func runList(ctx context.Context, e *env, args []string) error {
 	if len(earlier) > 0 {
 		fmt.Fprintln(e.stdout)
 	}
-	if lab, done := firstUnpassed(st); done {
+	if lab, done := st.FirstUnpassed(); done {
 		fmt.Fprint(e.stdout, courseDone(e.prog()))
 	} else {
 		fmt.Fprintf(e.stdout, "%d of %d labs pass. Next: lab %02d, %s: `%s check %d`.\n", passed, built, lab.Number, lab.Title, e.prog(), lab.Number)

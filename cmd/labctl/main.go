@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/fourth-outcome/labkit/internal/usage"
 )
 
 func main() {
@@ -35,12 +37,12 @@ const (
 var errFailed = errors.New("failed")
 
 // usageError is bad input: an unknown lab, a bad flag, no kit checkout.
-type usageError struct{ msg string }
+// The commands' bodies in internal/ return it too.
+type usageError = usage.Error
 
-func (e *usageError) Error() string { return e.msg }
-
+// usagef is a usage error with a formatted message.
 func usagef(format string, args ...any) error {
-	return &usageError{fmt.Sprintf(format, args...)}
+	return usage.Errorf(format, args...)
 }
 
 func exitCode(err error, stderr io.Writer) int {
@@ -56,7 +58,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, errFailed):
 		return exitFail
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "labctl: %s\n", ue.msg)
+		fmt.Fprintf(stderr, "labctl: %s\n", ue.Msg)
 		return exitUsage
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "labctl: interrupted")

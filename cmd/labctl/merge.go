@@ -11,6 +11,7 @@ import (
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/internal/grade"
 )
 
 var gradebookCmd = &command{
@@ -101,9 +102,12 @@ func runGradebook(_ context.Context, e *env, outFlag string, args []string) erro
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return usagef("gradebook merge: --out: %v", err)
 	}
-	if err := writeClassFiles(*out, o, courseLabs); err != nil {
+	if err := grade.WriteClassFiles(*out, o); err != nil {
 		return fmt.Errorf("gradebook merge: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "merged %d students from %d shard(s) into %s\n", len(seen), len(shards), filepath.Join(*out, "gradebook.csv"))
 	return nil
 }
+
+// errShardsDisagree is a merge of shards graded with other settings.
+var errShardsDisagree = fmt.Errorf("the shards were graded with different settings")

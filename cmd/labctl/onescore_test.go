@@ -18,6 +18,7 @@ import (
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/internal/progress"
 )
 
 // pathScore is what one path through labctl scored a target: the total
@@ -172,7 +173,7 @@ func TestOneScoreOnEveryPath(t *testing.T) {
 				}
 				record(tg.name, "check", pathScore{float64(rep.Score), earnedOf(&rep)})
 
-				os.Remove(statePath(kit))
+				os.Remove(progress.Path(kit))
 				keys, runs, finished, _ := startWatch(t, kit, tg.lab.Dir)
 				next(t, runs)
 				if w := next(t, runs); !w.done {
@@ -180,7 +181,7 @@ func TestOneScoreOnEveryPath(t *testing.T) {
 				}
 				io.WriteString(keys, "q\n")
 				<-finished
-				st, err := loadState(kit)
+				st, err := progress.Load(kit)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fourth-outcome/labkit/internal/progress"
+	"github.com/fourth-outcome/labkit/internal/starter"
 )
 
 type resetOpts struct{ yes bool }
@@ -46,11 +49,11 @@ func runReset(ctx context.Context, e *env, o *resetOpts, args []string) error {
 	if err != nil {
 		return err
 	}
-	ref, err := kitRef(root)
+	ref, err := starter.Ref(root)
 	if err != nil {
 		return usagef("reset: %v", err)
 	}
-	files, err := starterFiles(root, ref, lab)
+	files, err := starter.Files(root, ref, lab)
 	if err != nil || len(files) == 0 {
 		return usagef("reset: the kit's history has no starter for labs/%s at %s", lab.Dir, ref)
 	}
@@ -89,10 +92,10 @@ func runReset(ctx context.Context, e *env, o *resetOpts, args []string) error {
 	}
 	// The starter is back: from here on, what cannot be done is said
 	// after what was, and the reset stands.
-	st, err := loadState(root)
+	st, err := progress.Load(root)
 	if err == nil {
 		delete(st.Labs, lab.Dir)
-		err = saveState(root, st)
+		err = progress.Save(root, st)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stdout, "labs/%s is the starter again (your files: %s). Next: `%s check %d`.\n", lab.Dir, rel(root, backup), e.prog(), lab.Number)

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/fourth-outcome/labkit/internal/progress"
 )
 
 var solutionCmd = &command{
@@ -42,7 +44,7 @@ func runSolution(ctx context.Context, e *env, args []string) error {
 	if _, err := os.Stat(ref); errors.Is(err, fs.ErrNotExist) {
 		return usagef("solution: this copy of the kit has no solutions/ (a student release): the reference of lab %02d is not in it", lab.Number)
 	}
-	st, err := loadState(root)
+	st, err := progress.Load(root)
 	if err != nil {
 		return err
 	}

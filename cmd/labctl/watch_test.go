@@ -13,6 +13,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/course"
 	"github.com/fourth-outcome/labkit/grader"
+	"github.com/fourth-outcome/labkit/internal/watch"
 )
 
 // watchRun is one check that watch ran.
@@ -34,7 +35,7 @@ func startWatch(tb testing.TB, kit, lab string) (keys io.WriteCloser, runs <-cha
 	e := &env{stdout: out, stderr: io.Discard, getwd: func() (string, error) { return kit, nil }}
 	o := &watchOpts{
 		check:      checkOpts{race: "off", timeout: 2 * time.Minute}, // what is timed is the re-run, not the detector
-		settle:     watchSettle,
+		settle:     watch.Settle,
 		runStarted: func(l grader.Lab) { ch <- watchRun{lab: l.Dir, started: time.Now()} },
 		runDone:    func(l grader.Lab, err error) { ch <- watchRun{lab: l.Dir, err: err, done: true} },
 	}

@@ -1,4 +1,9 @@
-package main
+// Package starter tracks the kit's starters in its git history: a student
+// who updates the kit (git pull) gets new starters while their own edits
+// stay in labs/. It remembers, per lab, which version of each starter file
+// the student's work is based on (.labkit/starters.json), and says when an
+// update changed a starter the student has edited.
+package starter
 
 import (
 	"bytes"
@@ -13,12 +18,6 @@ import (
 	"github.com/fourth-outcome/labkit/grader"
 )
 
-// The kit's starters live in its git history: a student who updates the
-// kit (git pull) gets new starters while their own edits stay in labs/.
-// labctl remembers, per lab, which version of each starter file the
-// student's work is based on (.labkit/starters.json), and says when an
-// update changed a starter the student has edited.
-
 // git runs a git command in root and returns its trimmed output.
 func git(root string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
@@ -32,10 +31,10 @@ func git(root string, args ...string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// kitRef is the version of the kit the starters are taken from: the
+// Ref is the version of the kit the starters are taken from: the
 // branch's upstream (what git pull brings), else origin/HEAD, else HEAD,
 // so the student's own commits of their work never count as a new starter.
-func kitRef(root string) (string, error) {
+func Ref(root string) (string, error) {
 	for _, ref := range []string{"@{upstream}", "origin/HEAD", "HEAD"} {
 		if _, err := git(root, "rev-parse", "--verify", "-q", ref+"^{commit}"); err == nil {
 			return ref, nil
@@ -44,8 +43,8 @@ func kitRef(root string) (string, error) {
 	return "", fmt.Errorf("%s is not a git clone of the kit, so its starters cannot be found (reset and the update warnings need git)", root)
 }
 
-// starterFiles lists the lab's files at ref with their blob ids.
-func starterFiles(root, ref string, lab grader.Lab) (map[string]string, error) {
+// Files lists the lab's files at ref with their blob ids.
+func Files(root, ref string, lab grader.Lab) (map[string]string, error) {
 	out, err := git(root, "ls-tree", "-r", ref, "--", "labs/"+lab.Dir+"/")
 	if err != nil {
 		return nil, err
@@ -91,17 +90,17 @@ func saveStarters(root string, m map[string]map[string]string) error {
 	return os.WriteFile(startersPath(root), append(data, '\n'), 0o644)
 }
 
-// starterChanges compares the lab's starter Go files at the kit's current
+// Changes compares the lab's starter Go files at the kit's current
 // version with the ones recorded at the last check, records the current
 // ones, and returns one warning per starter file that changed while the
 // student's copy differs from it (their edits, kept by git). Without git it
 // returns nothing. The error says the record could not be saved.
-func starterChanges(root string, lab grader.Lab) ([]string, error) {
-	ref, err := kitRef(root)
+func Changes(root string, lab grader.Lab) ([]string, error) {
+	ref, err := Ref(root)
 	if err != nil {
 		return nil, nil
 	}
-	now, err := starterFiles(root, ref, lab)
+	now, err := Files(root, ref, lab)
 	if err != nil {
 		return nil, nil
 	}

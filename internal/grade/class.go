@@ -1,4 +1,4 @@
-package main
+package grade
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/fourth-outcome/labkit/gradebook"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/intake"
+	"github.com/fourth-outcome/labkit/internal/usage"
 	"github.com/fourth-outcome/labkit/lateness"
 	"github.com/fourth-outcome/labkit/similarity"
 )
@@ -25,7 +26,7 @@ func parseShard(spec string) (i, n int, err error) {
 	i, err1 := strconv.Atoi(a)
 	n, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
-		return 0, 0, usagef("grade: --shard %q: want I/N with 1 <= I <= N, e.g. 2/4", spec)
+		return 0, 0, usage.Errorf("grade: --shard %q: want I/N with 1 <= I <= N, e.g. 2/4", spec)
 	}
 	return i, n, nil
 }
@@ -47,7 +48,7 @@ func selectSubmissions(subs []intake.Submission, students string, i, n int) ([]i
 			}
 		}
 		if len(kept) == 0 {
-			return nil, usagef("grade: --student %s: no such submission in the class folder", students)
+			return nil, usage.Errorf("grade: --student %s: no such submission in the class folder", students)
 		}
 		subs = kept
 	}
@@ -64,33 +65,33 @@ func selectSubmissions(subs []intake.Submission, students string, i, n int) ([]i
 }
 
 // latePolicy is the late-work policy of the flags, or prev (the one
-// --out was graded with) when no --deadline is given.
-func (o *gradeOpts) latePolicy(prev lateness.Policy) (lateness.Policy, error) {
-	if o.deadline == "" {
-		if o.extensions != "" {
-			return prev, usagef("grade: --extensions needs a --deadline")
+// Out was graded with) when no --deadline is given.
+func (o Options) latePolicy(prev lateness.Policy) (lateness.Policy, error) {
+	if o.Deadline == "" {
+		if o.Extensions != "" {
+			return prev, usage.Errorf("grade: --extensions needs a --deadline")
 		}
 		return prev, nil
 	}
-	d, err := lateness.ParseTime(o.deadline, time.UTC)
+	d, err := lateness.ParseTime(o.Deadline, time.UTC)
 	if err != nil {
-		return prev, usagef("grade: --deadline: %v", err)
+		return prev, usage.Errorf("grade: --deadline: %v", err)
 	}
-	if o.perDay < 0 || o.lateCap < 0 || o.lateCap > 100 {
-		return prev, usagef("grade: --late-per-day and --late-cap are percents from 0 to 100")
+	if o.LatePerDay < 0 || o.LateCap < 0 || o.LateCap > 100 {
+		return prev, usage.Errorf("grade: --late-per-day and --late-cap are percents from 0 to 100")
 	}
-	p := lateness.Policy{Deadline: d.UTC(), PerDay: o.perDay, Cap: o.lateCap}
-	if o.lateCap == 0 {
+	p := lateness.Policy{Deadline: d.UTC(), PerDay: o.LatePerDay, Cap: o.LateCap}
+	if o.LateCap == 0 {
 		p.Cap = 0.0001 // a cap of 0: no penalty, but the days late still shown
 	}
-	if o.extensions != "" {
-		f, err := os.Open(o.extensions)
+	if o.Extensions != "" {
+		f, err := os.Open(o.Extensions)
 		if err != nil {
-			return prev, usagef("grade: --extensions: %v", err)
+			return prev, usage.Errorf("grade: --extensions: %v", err)
 		}
 		defer f.Close()
 		if p.Extensions, err = lateness.ReadExtensions(f); err != nil {
-			return prev, usagef("grade: --extensions: %v", err)
+			return prev, usage.Errorf("grade: --extensions: %v", err)
 		}
 	}
 	return p, nil
@@ -101,12 +102,12 @@ func (o *gradeOpts) latePolicy(prev lateness.Policy) (lateness.Policy, error) {
 func submittedFromLMS(path string, subs []intake.Submission) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return usagef("grade: --submitted: %v", err)
+		return usage.Errorf("grade: --submitted: %v", err)
 	}
 	defer f.Close()
 	times, err := lateness.ReadTimes(f, time.UTC)
 	if err != nil {
-		return usagef("grade: --submitted: %v", err)
+		return usage.Errorf("grade: --submitted: %v", err)
 	}
 	for i := range subs {
 		for _, k := range []string{subs[i].ID, subs[i].Student, subs[i].Entry} {
@@ -176,10 +177,10 @@ func carryLabs(st, prev gradebook.Student, labs []grader.Lab) gradebook.Student 
 	return st
 }
 
-// writeClassFiles renders the class files of out from the students'
+// WriteClassFiles renders the class files of out from the students'
 // report.json alone, as a merge of shards does, so that a partial regrade,
 // a merge and one grading of the whole class write the same bytes.
-func writeClassFiles(out string, o gradebook.Options, courseLabs []grader.Lab) error {
+func WriteClassFiles(out string, o gradebook.Options) error {
 	all, err := gradebook.LoadStudents(out, o.Labs)
 	if err != nil {
 		return err
@@ -190,9 +191,6 @@ func writeClassFiles(out string, o gradebook.Options, courseLabs []grader.Lab) e
 	}
 	return gradebook.WriteClassFile(out, o.ClassFile())
 }
-
-// errShardsDisagree is a merge of shards graded with other settings.
-var errShardsDisagree = fmt.Errorf("the shards were graded with different settings")
 
 // keepLabs leaves in each submission only the labs graded; one left with
 // none cannot be graded, as intake would have said.
