@@ -55,6 +55,7 @@ type recorder struct {
 	all       chan struct{} // closed when every job is done
 }
 
+// newRecorder returns the recorder of a run of jobs jobs.
 func newRecorder(jobs int) *recorder {
 	return &recorder{submitted: make([]time.Time, jobs), doneAt: make([]time.Time, jobs), left: jobs, all: make(chan struct{})}
 }
@@ -143,6 +144,7 @@ func runOnce(ctx context.Context, rdb *goredis.Client, s system, jobs int, timeo
 	return res, nil
 }
 
+// maxTime is the later of a and b.
 func maxTime(a, b time.Time) time.Time {
 	if b.After(a) {
 		return b
@@ -229,8 +231,10 @@ type counter struct {
 	observe atomic.Pointer[func(goredis.Cmder)]
 }
 
+// DialHook leaves dialing alone.
 func (c *counter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 
+// ProcessHook counts a command and shows it to the observer once it succeeded.
 func (c *counter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		c.n.Add(1)
@@ -242,6 +246,7 @@ func (c *counter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	}
 }
 
+// ProcessPipelineHook counts a pipeline's commands.
 func (c *counter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		c.n.Add(int64(len(cmds)))
@@ -346,6 +351,7 @@ func round(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
 }
 
+// fmtCmds formats commands per job, n/a when the server did not say.
 func fmtCmds(v float64) string {
 	if math.IsNaN(v) {
 		return "n/a"
@@ -353,6 +359,7 @@ func fmtCmds(v float64) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
+// fmtRatio formats a ratio, n/a when it is not a number.
 func fmtRatio(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "n/a"
@@ -363,4 +370,5 @@ func fmtRatio(v float64) string {
 // quietLogger discards go-redis's own log lines.
 type quietLogger struct{}
 
+// Printf discards the line.
 func (quietLogger) Printf(context.Context, string, ...any) {}

@@ -44,6 +44,7 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
+// usagef is a usageError with a formatted message.
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
 // exitCode prints err in one line on stderr and returns the exit status.

@@ -24,6 +24,7 @@ type engineSystem struct {
 	b   *engine.Redis
 }
 
+// newEngineSystem returns the engine on a client of its own for ro.
 func newEngineSystem(ro *goredis.Options, o options) (*engineSystem, error) {
 	rdb := goredis.NewClient(ro)
 	cnt := &counter{}
@@ -43,16 +44,20 @@ func (s *engineSystem) name() string { return "engine" }
 func (s *engineSystem) sent() int64  { return s.cnt.n.Load() }
 func (s *engineSystem) close()       { s.rdb.Close() }
 
+// reset deletes the engine's namespace.
 func (s *engineSystem) reset(ctx context.Context) error {
 	return deleteMatching(ctx, s.rdb, globEscape(s.o.namespace)+":*")
 }
 
+// submit submits job i, with one step.
 func (s *engineSystem) submit(ctx context.Context, _ *recorder, i int) error {
 	id := jobID(i)
 	_, err := s.b.Submit(ctx, engine.Job{ID: id, Account: "bench", Steps: []engine.Step{{DocumentID: id + "-doc", Recipient: "signer@example.com"}}})
 	return err
 }
 
+// work starts the workers, goroutines looping Work, and waits until every
+// job is done.
 func (s *engineSystem) work(ctx context.Context, rec *recorder) (stop func(), err error) {
 	eng := engine.NewEngine(doneBackend{Backend: s.b, done: rec.done}, noopProvider{})
 	wctx, cancel := context.WithCancel(ctx)
@@ -109,15 +114,18 @@ func (b doneBackend) Complete(ctx context.Context, l engine.Lease) error {
 // costs nothing, and the bench measures the queue alone.
 type noopProvider struct{}
 
+// Send succeeds at once.
 func (noopProvider) Send(_ context.Context, _, key string, req provider.SendRequest) (provider.Receipt, error) {
 	return provider.Receipt{RequestID: "sr_" + key, Key: key, DocumentID: req.DocumentID, Recipient: req.Recipient,
 		Reference: req.Reference, Status: provider.StatusSent}, nil
 }
 
+// Status knows no key: the engine never calls it.
 func (noopProvider) Status(context.Context, string, string) (provider.Receipt, error) {
 	return provider.Receipt{}, provider.ErrNotFound
 }
 
+// Find finds nothing: the engine never calls it.
 func (noopProvider) Find(context.Context, string, string) ([]provider.Receipt, error) {
 	return nil, nil
 }
@@ -131,6 +139,7 @@ type asynqSystem struct {
 	client *asynq.Client
 }
 
+// newAsynqSystem returns asynq on a client of its own for ro.
 func newAsynqSystem(ro *goredis.Options, o options) *asynqSystem {
 	rdb := goredis.NewClient(ro)
 	cnt := &counter{}
@@ -142,6 +151,7 @@ func (s *asynqSystem) name() string { return "asynq" }
 func (s *asynqSystem) sent() int64  { return s.cnt.n.Load() }
 func (s *asynqSystem) close()       { s.client.Close(); s.rdb.Close() }
 
+// reset deletes asynq's keys of the queue, and the queue from asynq's list.
 func (s *asynqSystem) reset(ctx context.Context) error {
 	if err := deleteMatching(ctx, s.rdb, "asynq:"+globEscape("{"+s.o.queue+"}")+":*"); err != nil {
 		return err
@@ -149,6 +159,7 @@ func (s *asynqSystem) reset(ctx context.Context) error {
 	return s.rdb.SRem(ctx, "asynq:queues", s.o.queue).Err()
 }
 
+// submit enqueues job i as a task whose ID is the job's.
 func (s *asynqSystem) submit(ctx context.Context, _ *recorder, i int) error {
 	_, err := s.client.EnqueueContext(ctx, asynq.NewTask("noop", nil), asynq.Queue(s.o.queue), asynq.TaskID(jobID(i)))
 	return err
@@ -222,12 +233,14 @@ type asynqLogger struct {
 	msg string
 }
 
+// keep keeps a message.
 func (l *asynqLogger) keep(args ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.msg = fmt.Sprint(args...)
 }
 
+// last is the last message kept, or "none".
 func (l *asynqLogger) last() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
