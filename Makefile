@@ -18,7 +18,7 @@ help:
 	@echo "make class   grade the hostile class of submissions over every lab (minutes; CI runs it)"
 	@echo "make check   LAB=1: check your lab, as go run ./cmd/labctl check does"
 	@echo "make stress  each solution's suite COUNT=$(COUNT) times with -race"
-	@echo "make bench   speed figures (suite time, labctl overhead, Redis throughput)"
+	@echo "make bench   speed figures (suite time, labctl overhead, Redis throughput, engine vs asynq)"
 	@echo "make docs    render docs/ to HTML in .labkit/docs"
 	@echo "make e2e     the docs site in headless Chromium (installs Debian's chromium when missing)"
 	@echo "make mutate  mutation-test every reference solution (gremlins, pinned in tools/go.mod)"

@@ -66,3 +66,8 @@ if [ -f .ci/bench-watch.sh ]; then
   echo
   bash .ci/bench-watch.sh
 fi
+
+if [ -f .ci/bench-asynq.sh ]; then
+  echo
+  bash .ci/bench-asynq.sh
+fi
