@@ -85,8 +85,8 @@ func releaseExcluded(rel string) (bool, string) {
 		return true, "" // written anew for each release
 	case len(parts) > 3 && parts[0] == "suites" && parts[2] == "testdata":
 		return true, "suites/*/testdata/: the correct and wrong programs kept as suite fixtures (some share files with the solutions; verify --fixtures runs them in the full kit)"
-	case len(parts) > 3 && parts[0] == "ops" && parts[1] == "cmd" && parts[2] == "enginedemo":
-		return true, "ops/cmd/enginedemo/: the engine demo, which runs the reference solution"
+	case len(parts) > 3 && parts[0] == "ops" && parts[1] == "cmd" && (parts[2] == "enginedemo" || parts[2] == "enginebench"):
+		return true, "ops/cmd/enginedemo/ and enginebench/: the engine demo and the benchmark against asynq, which run the reference solution"
 	case parts[0] == "labs":
 		return false, "" // the starters and the test files that run each lab's suite
 	case strings.HasSuffix(rel, "_test.go"):
