@@ -134,16 +134,12 @@ func renderMarkdown(w io.Writer, in Input) error {
 	return err
 }
 
-// Report is the json format of labctl check: one lab's report beside the
-// version of its shape (grader.ReportVersion).
-type Report struct {
-	Version int `json:"version"`
-	*grader.Report
-}
-
+// renderJSON writes labctl check's json format, one lab's report, which
+// carries the version of its shape (report.ReportVersion) itself, or the
+// instructor's report.json of a student.
 func renderJSON(w io.Writer, in Input) error {
 	if r, ok := single(in); ok && in.Learner {
-		return writeJSON(w, Report{Version: grader.ReportVersion, Report: r.Report}, in.Class)
+		return writeJSON(w, r.Report, in.Class)
 	}
 	return writeJSON(w, gradebook.ReportOf(in.Student, in.Class), in.Class)
 }

@@ -153,8 +153,8 @@ func TestEveryFormatPrintsFinalizesScore(t *testing.T) {
 		for _, learner := range []bool{true, false} {
 			t.Run(tt.name+"/learner="+strconv.FormatBool(learner), func(t *testing.T) {
 				rep, lab := finalized(t, tt.race, tt.statuses...)
-				if float64(rep.Score) != tt.want {
-					t.Fatalf("Finalize: Score = %d, want %v", rep.Score, tt.want)
+				if float64(rep.Score()) != tt.want {
+					t.Fatalf("Finalize: Score = %d, want %v", rep.Score(), tt.want)
 				}
 				in := formats.Input{
 					Student: gradebook.Student{Name: "ada", Labs: []gradebook.Result{{Student: "ada", Lab: lab, Report: rep}}},

@@ -51,12 +51,12 @@ func (r Result) Verdict() string {
 	case r.Missing:
 		return fmt.Sprintf("0/%d (no files for this lab)", r.Lab.TotalPoints())
 	case r.Report.Build != nil:
-		return fmt.Sprintf("%d/%d (does not compile)", r.Report.Score, r.Report.Total)
+		return fmt.Sprintf("%d/%d (does not compile)", r.Report.Score(), r.Report.Total)
 	case len(r.Report.Problems) > 0:
 		first, _, _ := strings.Cut(r.Report.Problems[0], "\n")
-		return fmt.Sprintf("%d/%d (%s)", r.Report.Score, r.Report.Total, first)
+		return fmt.Sprintf("%d/%d (%s)", r.Report.Score(), r.Report.Total, first)
 	default:
-		return fmt.Sprintf("%d/%d", r.Report.Score, r.Report.Total)
+		return fmt.Sprintf("%d/%d", r.Report.Score(), r.Report.Total)
 	}
 }
 
@@ -68,7 +68,7 @@ func (r Result) Score() int {
 	if r.Report == nil {
 		return 0
 	}
-	return r.Report.Score
+	return r.Report.Score()
 }
 
 // Student is one entry of the class folder: its labs, or why none could be

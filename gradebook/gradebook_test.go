@@ -36,10 +36,12 @@ func report(secondStatus grader.Status) *grader.Report {
 	if secondStatus == grader.StatusPass {
 		r.Cases[1].Earned = 60
 	}
+	lab := grader.Lab{Lab: rubric.Lab{Number: 1}}
 	for _, c := range r.Cases {
-		r.Score += c.Earned
+		lab.Cases = append(lab.Cases, rubric.Case{Name: c.Name, Concept: c.Concept, Points: c.Points})
 	}
-	r.Passed = r.Score == r.Total
+	r.Race = true
+	r.Finalize(lab)
 	return r
 }
 

@@ -70,8 +70,8 @@ func TestAttestation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := gradeSigned(t, key, tc.events, tc.lines...)
-			if rep.Score != tc.score {
-				t.Errorf("Score = %d, want %d (statuses %v)", rep.Score, tc.score, []Status{rep.Cases[0].Status, rep.Cases[1].Status})
+			if rep.Score() != tc.score {
+				t.Errorf("Score = %d, want %d (statuses %v)", rep.Score(), tc.score, []Status{rep.Cases[0].Status, rep.Cases[1].Status})
 			}
 			if got := rep.Tampered != ""; got != tc.tampered || !strings.Contains(rep.Tampered, tc.wantWords) {
 				t.Errorf("Tampered = %q, want tampered %v with %q", rep.Tampered, tc.tampered, tc.wantWords)

@@ -52,7 +52,7 @@ func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Contex
 	if !hermeticKit(t).Attests {
 		t.Fatal("the scratch kit's suites do not sign their verdicts (package attest is not among their dependencies)")
 	}
-	if rep.Score != 0 || rep.Passed {
-		t.Errorf("forged results: score %d/%d, statuses %v, want 0", rep.Score, rep.Total, statuses(rep))
+	if rep.Score() != 0 || rep.Passed {
+		t.Errorf("forged results: score %d/%d, statuses %v, want 0", rep.Score(), rep.Total, statuses(rep))
 	}
 }

@@ -81,8 +81,8 @@ func TestHermeticSolutionAndStarter(t *testing.T) {
 	t.Parallel()
 	root := kitRoot(t)
 	sol := gradeHermetic(t, Options{Impl: filepath.Join(root, "solutions", "01-claim"), Race: raceOK()})
-	if !sol.Passed || sol.Score != sol.Total {
-		t.Errorf("solution: score %d/%d, problems %q, want a pass", sol.Score, sol.Total, sol.Problems)
+	if !sol.Passed || sol.Score() != sol.Total {
+		t.Errorf("solution: score %d/%d, problems %q, want a pass", sol.Score(), sol.Total, sol.Problems)
 	}
 	if sol.Kit == "" || sol.Sandbox == "" {
 		t.Errorf("solution report: Kit = %q, Sandbox = %q, want both set", sol.Kit, sol.Sandbox)
@@ -92,8 +92,8 @@ func TestHermeticSolutionAndStarter(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := gradeHermetic(t, Options{Impl: starter, Race: raceOK()})
-	if st.Build != nil || st.Score != 0 || len(st.Failed()) != len(st.Cases) {
-		t.Errorf("starter: score %d/%d, build %v, want every case failing", st.Score, st.Total, st.Build)
+	if st.Build != nil || st.Score() != 0 || len(st.Failed()) != len(st.Cases) {
+		t.Errorf("starter: score %d/%d, build %v, want every case failing", st.Score(), st.Total, st.Build)
 	}
 }
 
@@ -143,8 +143,8 @@ func TestHermeticHostileSubmissions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rep := gradeHermetic(t, Options{Impl: submission(tt.name), Limits: tt.limits, Timeout: 30 * time.Second})
-			if rep.Passed || rep.Score != 0 {
-				t.Fatalf("%s: score %d/%d, want 0", tt.name, rep.Score, rep.Total)
+			if rep.Passed || rep.Score() != 0 {
+				t.Fatalf("%s: score %d/%d, want 0", tt.name, rep.Score(), rep.Total)
 			}
 			tt.check(t, rep)
 		})
@@ -196,12 +196,12 @@ func init() {
 		}
 	}
 	if !rep.Passed {
-		t.Errorf("score %d/%d, problems %q, want the (correct) store to pass", rep.Score, rep.Total, rep.Problems)
+		t.Errorf("score %d/%d, problems %q, want the (correct) store to pass", rep.Score(), rep.Total, rep.Problems)
 	}
 	// The reference solution still passes afterwards.
 	again := gradeHermetic(t, Options{Impl: filepath.Join(root, "solutions", "01-claim")})
 	if !again.Passed {
-		t.Errorf("solution after the hostile run: score %d/%d, want a pass", again.Score, again.Total)
+		t.Errorf("solution after the hostile run: score %d/%d, want a pass", again.Score(), again.Total)
 	}
 }
 

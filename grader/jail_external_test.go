@@ -128,9 +128,9 @@ func Answer(c string) string {
 }
 `, filepath.Join(kitRoot(t), "solutions", "01-claim", "claim.go"), mine, outside))
 			rep := gradeToyIn(t, root, impl, jc, Limits{})
-			if rep.Score != rep.Total {
+			if rep.Score() != rep.Total {
 				t.Errorf("score %d/%d, want %d: the jail let the binary do, or kept it from doing, %q; problems %q",
-					rep.Score, rep.Total, rep.Total, rep.Cases[0].Output, rep.Problems)
+					rep.Score(), rep.Total, rep.Total, rep.Cases[0].Output, rep.Problems)
 			}
 			if _, err := os.Stat(outside); err == nil {
 				t.Errorf("the binary wrote %s", outside)
@@ -212,8 +212,8 @@ func TestDetachedChildDies(t *testing.T) {
 			if len(left) > 0 {
 				t.Errorf("processes %v of the run outlived it", left)
 			}
-			if rep.Score != rep.Total {
-				t.Errorf("score %d/%d, want %d; output %q, problems %q", rep.Score, rep.Total, rep.Total, rep.Cases[0].Output, rep.Problems)
+			if rep.Score() != rep.Total {
+				t.Errorf("score %d/%d, want %d; output %q, problems %q", rep.Score(), rep.Total, rep.Total, rep.Cases[0].Output, rep.Problems)
 			}
 		})
 	}
@@ -241,8 +241,8 @@ func TestDetachedChildDiesWithoutPIDNamespace(t *testing.T) {
 		if len(left) > 0 {
 			t.Errorf("as nobody without a PID namespace: processes %v of the run outlived it", left)
 		}
-		if rep.Score != rep.Total {
-			t.Errorf("as nobody: score %d/%d, want %d; output %q", rep.Score, rep.Total, rep.Total, rep.Cases[0].Output)
+		if rep.Score() != rep.Total {
+			t.Errorf("as nobody: score %d/%d, want %d; output %q", rep.Score(), rep.Total, rep.Total, rep.Cases[0].Output)
 		}
 	}
 
@@ -287,8 +287,8 @@ func Answer(c string) string { return c }
 				if want := "disk (8 MiB)"; rep.Limit != want {
 					t.Errorf("Limit = %q, want %q; problems %q", rep.Limit, want, rep.Problems)
 				}
-				if tc.then != "" && rep.Score != 0 {
-					t.Errorf("score %d, want 0: the binary was stopped in init", rep.Score)
+				if tc.then != "" && rep.Score() != 0 {
+					t.Errorf("score %d, want 0: the binary was stopped in init", rep.Score())
 				}
 			})
 		}
@@ -365,8 +365,8 @@ func TestJailSolutionScores(t *testing.T) {
 		t.Run(jc.name, func(t *testing.T) {
 			t.Parallel()
 			rep := gradeHermetic(t, Options{Impl: filepath.Join(kitRoot(t), "solutions", "01-claim"), Sandbox: jc.sandbox, RunAs: jc.runAs})
-			if rep.Score != rep.Total {
-				t.Errorf("solution: score %d/%d, problems %q, want %d", rep.Score, rep.Total, rep.Problems, rep.Total)
+			if rep.Score() != rep.Total {
+				t.Errorf("solution: score %d/%d, problems %q, want %d", rep.Score(), rep.Total, rep.Problems, rep.Total)
 			}
 		})
 	}

@@ -282,7 +282,7 @@ func sentenceCase(s string) string {
 // passes.
 func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Lab %02d · %s: %d/%d\n\n", rep.Lab, rep.Title, rep.Score, rep.Total)
+	fmt.Fprintf(&b, "# Lab %02d · %s: %d/%d\n\n", rep.Lab, rep.Title, rep.Score(), rep.Total)
 	failed := rep.Failed()
 	switch {
 	case rep.Build != nil:

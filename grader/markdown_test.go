@@ -40,9 +40,9 @@ func fixtureReport(lab Lab) *Report {
 		} else {
 			cr.Status, cr.Earned = StatusPass, c.Points
 		}
-		rep.Score += cr.Earned
 		rep.Cases = append(rep.Cases, cr)
 	}
+	rep.Finalize(lab)
 	return rep
 }
 
@@ -51,7 +51,7 @@ func TestMarkdownGolden(t *testing.T) {
 	failing := fixtureReport(lab)
 	passing := fixtureReport(lab)
 	passing.Cases[1].Status, passing.Cases[1].Earned = StatusPass, passing.Cases[1].Points
-	passing.Score, passing.Passed = passing.Total, true
+	passing.Finalize(lab)
 	broken := &Report{Lab: 1, Slug: "claim", Title: lab.Title, Total: 100, Duration: time.Second,
 		Build: &BuildFailure{Errors: []CompileError{{File: "claim.go", Line: 12, Column: 9, Message: "undefined: errInProgress"}}, Output: "labs/01-claim/claim.go:12:9: undefined: errInProgress"}}
 	for _, c := range lab.Cases {

@@ -82,8 +82,8 @@ func TestParseFailingCaseKeepsMessagesAndTimeline(t *testing.T) {
 	if diff := cmp.Diff(want, rep.Cases, cmpopts.IgnoreFields(CaseResult{}, "Elapsed")); diff != "" {
 		t.Errorf("cases mismatch (-want +got):\n%s", diff)
 	}
-	if rep.Score != 40 || rep.Passed {
-		t.Errorf("score %d passed %v, want 40 false", rep.Score, rep.Passed)
+	if rep.Score() != 40 || rep.Passed {
+		t.Errorf("score %d passed %v, want 40 false", rep.Score(), rep.Passed)
 	}
 }
 
@@ -144,8 +144,8 @@ func TestParseBuildFailure(t *testing.T) {
 	if diff := cmp.Diff(want, rep.Build.Errors); diff != "" {
 		t.Errorf("compile errors (-want +got):\n%s", diff)
 	}
-	if rep.Passed || rep.Score != 0 {
-		t.Errorf("Passed %v score %d, want false 0", rep.Passed, rep.Score)
+	if rep.Passed || rep.Score() != 0 {
+		t.Errorf("Passed %v score %d, want false 0", rep.Passed, rep.Score())
 	}
 }
 

@@ -24,7 +24,7 @@ var recordedKey = []byte("recorded-stream-key")
 // (elapsed times, the order of goroutines in a dump).
 func summary(rep *Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "score %d/%d passed=%v race=%v\n", rep.Score, rep.Total, rep.Passed, rep.Race)
+	fmt.Fprintf(&b, "score %d/%d passed=%v race=%v\n", rep.Score(), rep.Total, rep.Passed, rep.Race)
 	if rep.Tampered != "" {
 		fmt.Fprintf(&b, "tampered: %s\n", rep.Tampered)
 	}
@@ -96,8 +96,8 @@ func TestRecordedStreamTamperedWith(t *testing.T) {
 		t.Fatal(err)
 	}
 	lab := claimLab(t)
-	if rep := ParseRecordedForTest(lab, "/kit/labs/01-claim", recordedKey, bytes.NewReader(data), true); rep.Score != rep.Total || rep.Tampered != "" {
-		t.Fatalf("the solution's stream scores %d/%d (tampered %q), want %d/%d", rep.Score, rep.Total, rep.Tampered, rep.Total, rep.Total)
+	if rep := ParseRecordedForTest(lab, "/kit/labs/01-claim", recordedKey, bytes.NewReader(data), true); rep.Score() != rep.Total || rep.Tampered != "" {
+		t.Fatalf("the solution's stream scores %d/%d (tampered %q), want %d/%d", rep.Score(), rep.Total, rep.Tampered, rep.Total, rep.Total)
 	}
 	i := bytes.Index(data, []byte("labkit-attest "))
 	if i < 0 {
@@ -111,11 +111,11 @@ func TestRecordedStreamTamperedWith(t *testing.T) {
 		forged[sig] = '0'
 	}
 	rep := ParseRecordedForTest(lab, "/kit/labs/01-claim", recordedKey, bytes.NewReader(forged), true)
-	if rep.Score != 0 || rep.Tampered == "" {
-		t.Errorf("a stream with one signature changed scores %d/%d (tampered %q), want 0 and tampered", rep.Score, rep.Total, rep.Tampered)
+	if rep.Score() != 0 || rep.Tampered == "" {
+		t.Errorf("a stream with one signature changed scores %d/%d (tampered %q), want 0 and tampered", rep.Score(), rep.Total, rep.Tampered)
 	}
 	rep = ParseRecordedForTest(lab, "/kit/labs/01-claim", []byte("another key"), bytes.NewReader(data), true)
-	if rep.Score != 0 || rep.Tampered == "" {
-		t.Errorf("the solution's stream checked under another key scores %d/%d (tampered %q), want 0 and tampered", rep.Score, rep.Total, rep.Tampered)
+	if rep.Score() != 0 || rep.Tampered == "" {
+		t.Errorf("the solution's stream checked under another key scores %d/%d (tampered %q), want 0 and tampered", rep.Score(), rep.Total, rep.Tampered)
 	}
 }

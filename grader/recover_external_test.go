@@ -150,8 +150,8 @@ func Answer(c string) string {
 		if got := statusList(rep); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("statuses = %v, want %v; problems %q", got, want, rep.Problems)
 		}
-		if rep.Score != 60 {
-			t.Errorf("Score = %d, want 60 (the hung case alone earns nothing)", rep.Score)
+		if rep.Score() != 60 {
+			t.Errorf("Score = %d, want 60 (the hung case alone earns nothing)", rep.Score())
 		}
 		c := rep.Cases[1]
 		wantLine := fmt.Sprintf("did not finish within %s: blocked in sync.Mutex.Lock at toy.go:%d (Answer)", toyCaseTimeout, line)

@@ -69,8 +69,8 @@ func statuses(rep *Report) map[Status]int {
 func TestRunSolutionPasses(t *testing.T) {
 	t.Parallel()
 	rep := grade(t, Options{Impl: filepath.Join(kitRoot(t), "solutions", "01-claim"), Race: raceOK()})
-	if !rep.Passed || rep.Score != rep.Total {
-		t.Fatalf("solution: Passed=%v score %d/%d, want a pass; failing: %v", rep.Passed, rep.Score, rep.Total, rep.Failed())
+	if !rep.Passed || rep.Score() != rep.Total {
+		t.Fatalf("solution: Passed=%v score %d/%d, want a pass; failing: %v", rep.Passed, rep.Score(), rep.Total, rep.Failed())
 	}
 }
 
@@ -80,8 +80,8 @@ func TestRunStarterFailsEveryCaseWithoutBuildError(t *testing.T) {
 	if rep.Build != nil {
 		t.Fatalf("starter: build failure %v, want it to compile", rep.Build.Output)
 	}
-	if rep.Score != 0 || len(rep.Failed()) != len(rep.Cases) {
-		t.Errorf("starter: score %d with %d of %d cases failing, want 0 and all", rep.Score, len(rep.Failed()), len(rep.Cases))
+	if rep.Score() != 0 || len(rep.Failed()) != len(rep.Cases) {
+		t.Errorf("starter: score %d with %d of %d cases failing, want 0 and all", rep.Score(), len(rep.Failed()), len(rep.Cases))
 	}
 	for _, c := range rep.Cases {
 		if !strings.Contains(strings.Join(c.Output, "\n"), "not implemented") {
@@ -160,8 +160,8 @@ func TestRunHostileSubmissions(t *testing.T) {
 			}
 		}},
 		{"edited-test", 0, false, func(t *testing.T, rep *Report) {
-			if rep.Score != 0 || len(rep.Failed()) != len(rep.Cases) {
-				t.Errorf("score %d/%d, want the edited test ignored and every case failing", rep.Score, rep.Total)
+			if rep.Score() != 0 || len(rep.Failed()) != len(rep.Cases) {
+				t.Errorf("score %d/%d, want the edited test ignored and every case failing", rep.Score(), rep.Total)
 			}
 		}},
 	}

@@ -178,8 +178,8 @@ func TestAttestationCountsOnlyInTheCaseRun(t *testing.T) {
 	if got := []Status{rep.Cases[0].Status, rep.Cases[1].Status}; got[0] != StatusFail || got[1] != StatusCrash {
 		t.Errorf("statuses = %v, want the unsigned pass failed and the crash kept", got)
 	}
-	if rep.Score != 0 {
-		t.Errorf("Score = %d, want 0", rep.Score)
+	if rep.Score() != 0 {
+		t.Errorf("Score = %d, want 0", rep.Score())
 	}
 }
 

@@ -325,17 +325,17 @@ func judge(c *Check, m Mistake) {
 		case rep.Passed:
 			c.Detail = "passes the suite: the starter gives the answer away"
 		case !mentions(rep, NotImplementedWords):
-			c.Detail = fmt.Sprintf("fails (%d/%d) but no failure says \"not implemented\" or \"TODO\"", rep.Score, rep.Total)
+			c.Detail = fmt.Sprintf("fails (%d/%d) but no failure says \"not implemented\" or \"TODO\"", rep.Score(), rep.Total)
 		default:
 			c.OK = true
-			c.Detail = fmt.Sprintf("fails for the right reason (%d/%d, not implemented)", rep.Score, rep.Total)
+			c.Detail = fmt.Sprintf("fails for the right reason (%d/%d, not implemented)", rep.Score(), rep.Total)
 		}
 	case "solution":
 		if rep.Passed {
 			c.OK = true
-			c.Detail = fmt.Sprintf("passes (%d/%d)", rep.Score, rep.Total)
+			c.Detail = fmt.Sprintf("passes (%d/%d)", rep.Score(), rep.Total)
 		} else {
-			c.Detail = fmt.Sprintf("fails (%d/%d): %s", rep.Score, rep.Total, failingNames(rep))
+			c.Detail = fmt.Sprintf("fails (%d/%d): %s", rep.Score(), rep.Total, failingNames(rep))
 		}
 	case "wrong":
 		switch {
@@ -350,9 +350,9 @@ func judge(c *Check, m Mistake) {
 	case "correct":
 		if rep.Passed {
 			c.OK = true
-			c.Detail = fmt.Sprintf("passes (%d/%d)", rep.Score, rep.Total)
+			c.Detail = fmt.Sprintf("passes (%d/%d)", rep.Score(), rep.Total)
 		} else {
-			c.Detail = fmt.Sprintf("a correct program FAILS (%d/%d): %s", rep.Score, rep.Total, failingNames(rep))
+			c.Detail = fmt.Sprintf("a correct program FAILS (%d/%d): %s", rep.Score(), rep.Total, failingNames(rep))
 		}
 	case "mistake":
 		concepts := rep.FailedConcepts()

@@ -8,6 +8,7 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -95,7 +96,9 @@ type Report struct {
 	Slug   string `json:"slug"`
 	Title  string `json:"title"`
 	Target string `json:"target"` // what was graded: "labs/01-claim", "solution", "mistake check-then-insert", a submission's name
-	Score  int    `json:"score"`
+	// score is what the run earned: Finalize sets it, Score reads it, and
+	// nothing else can write it.
+	score  int
 	Total  int    `json:"total"`
 	Passed bool   `json:"passed"` // every case passed
 	Race   bool   `json:"race"`   // the race detector was on
@@ -175,6 +178,37 @@ type CaseResult struct {
 	Elapsed float64 `json:"elapsed_s"`
 }
 
+// Score is the points the run earned, as Finalize computed them (0
+// before Finalize): the only score there is.
+func (r *Report) Score() int { return r.score }
+
+// MarshalJSON writes the report with its version (ReportVersion) first and
+// its score, which is unexported so that only Finalize sets it.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type fields Report // the same fields, without this method
+	return json.Marshal(struct {
+		Version int `json:"version"`
+		fields
+		Score int `json:"score"`
+	}{ReportVersion, fields(r), r.score})
+}
+
+// UnmarshalJSON reads a report that MarshalJSON wrote, score included: a
+// stored report is read back as it was finalized.
+func (r *Report) UnmarshalJSON(data []byte) error {
+	type fields Report
+	var v struct {
+		fields
+		Score int `json:"score"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*r = Report(v.fields)
+	r.score = v.Score
+	return nil
+}
+
 // Failed returns the cases that did not pass, in suite order.
 func (r *Report) Failed() []CaseResult {
 	var out []CaseResult
@@ -235,7 +269,7 @@ func (r *Report) Finalize(lab Lab) {
 	for _, c := range lab.Cases {
 		needs[c.Name] = c.Race
 	}
-	r.Score = 0
+	r.score = 0
 	for i := range r.Cases {
 		c := &r.Cases[i]
 		switch {
@@ -249,7 +283,7 @@ func (r *Report) Finalize(lab Lab) {
 		if c.Status == StatusPass {
 			c.Earned = c.Points
 		}
-		r.Score += c.Earned
+		r.score += c.Earned
 	}
 	if !r.finalized {
 		var first []string
@@ -263,9 +297,9 @@ func (r *Report) Finalize(lab Lab) {
 	}
 	r.finalized = true
 	r.Passed = r.Build == nil && r.Tampered == "" && r.Limit == "" && !r.Unclean &&
-		r.Score == r.Total && len(r.Failed()) == 0
+		r.score == r.Total && len(r.Failed()) == 0
 	failed := r.Failed()
-	r.NotStarted = r.Build == nil && r.Tampered == "" && r.Score == 0 && len(r.Cases) > 0 &&
+	r.NotStarted = r.Build == nil && r.Tampered == "" && r.score == 0 && len(r.Cases) > 0 &&
 		len(failed) == len(r.Cases) && allMention(failed, NotImplementedWords)
 	// A run that fails every case (a lab not started, a constructor
 	// that panics) has no signature to tell one bug from another: no

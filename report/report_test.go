@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"os/exec"
 	"strings"
 	"testing"
@@ -35,13 +36,13 @@ func TestFinalizeWithoutTheRaceDetector(t *testing.T) {
 	if diff := cmp.Diff(want, off.Cases); diff != "" {
 		t.Errorf("cases after Finalize without the detector (-want +got):\n%s", diff)
 	}
-	if off.Score != 40 || off.Passed {
-		t.Errorf("Finalize without the detector: score %d, passed %v; want 40, false", off.Score, off.Passed)
+	if off.Score() != 40 || off.Passed {
+		t.Errorf("Finalize without the detector: score %d, passed %v; want 40, false", off.Score(), off.Passed)
 	}
 	on := allPassed(true)
 	on.Finalize(finalizeLab)
-	if on.Score != 100 || !on.Passed {
-		t.Errorf("Finalize with the detector: score %d, passed %v; want 100, true", on.Score, on.Passed)
+	if on.Score() != 100 || !on.Passed {
+		t.Errorf("Finalize with the detector: score %d, passed %v; want 100, true", on.Score(), on.Passed)
 	}
 }
 
@@ -52,8 +53,8 @@ func TestFinalizeVoidsATamperedRun(t *testing.T) {
 	rep.Tampered = "a line carries an attestation the suite did not sign"
 	rep.Finalize(finalizeLab)
 	rep.Finalize(finalizeLab) // a second call changes nothing
-	if rep.Score != 0 || rep.Passed {
-		t.Errorf("tampered run: score %d, passed %v; want 0, false", rep.Score, rep.Passed)
+	if rep.Score() != 0 || rep.Passed {
+		t.Errorf("tampered run: score %d, passed %v; want 0, false", rep.Score(), rep.Passed)
 	}
 	for _, c := range rep.Cases {
 		if c.Status != StatusFail || c.Earned != 0 {
@@ -71,8 +72,8 @@ func TestFinalizeLimitFailsTheRun(t *testing.T) {
 	rep := allPassed(true)
 	rep.Limit = "memory (2048 MiB)"
 	rep.Finalize(finalizeLab)
-	if rep.Score != 100 || rep.Passed {
-		t.Errorf("limit hit: score %d, passed %v; want 100, false", rep.Score, rep.Passed)
+	if rep.Score() != 100 || rep.Passed {
+		t.Errorf("limit hit: score %d, passed %v; want 100, false", rep.Score(), rep.Passed)
 	}
 	if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "memory (2048 MiB) limit") {
 		t.Errorf("limit hit: problems %q, want the limit named", rep.Problems)
@@ -82,13 +83,13 @@ func TestFinalizeLimitFailsTheRun(t *testing.T) {
 // TestFinalizeEarnsOnlyPasses: points come from statuses alone, whatever
 // Earned said before.
 func TestFinalizeEarnsOnlyPasses(t *testing.T) {
-	rep := &Report{Race: true, Total: 100, Score: 100, Cases: []CaseResult{
+	rep := &Report{Race: true, Total: 100, score: 100, Cases: []CaseResult{
 		{Name: "plain", Points: 40, Earned: 40, Status: StatusInconclusive},
 		{Name: "racy", Points: 60, Earned: 60, Status: StatusRace},
 	}}
 	rep.Finalize(finalizeLab)
-	if rep.Score != 0 || rep.Passed || rep.Cases[0].Earned != 0 || rep.Cases[1].Earned != 0 {
-		t.Errorf("no passes: score %d, passed %v, earned %d and %d; want all 0", rep.Score, rep.Passed, rep.Cases[0].Earned, rep.Cases[1].Earned)
+	if rep.Score() != 0 || rep.Passed || rep.Cases[0].Earned != 0 || rep.Cases[1].Earned != 0 {
+		t.Errorf("no passes: score %d, passed %v, earned %d and %d; want all 0", rep.Score(), rep.Passed, rep.Cases[0].Earned, rep.Cases[1].Earned)
 	}
 }
 
@@ -168,5 +169,31 @@ func TestReportIsALeaf(t *testing.T) {
 		case strings.Contains(strings.SplitN(pkg, "/", 2)[0], "."):
 			t.Errorf("package report imports %s, outside the standard library", pkg)
 		}
+	}
+}
+
+// TestReportJSONRoundTrip: a finalized report written as JSON carries its
+// version and score, and reads back with the same score, which nothing but
+// Finalize (and this reading) can set.
+func TestReportJSONRoundTrip(t *testing.T) {
+	rep := allPassed(true)
+	rep.Finalize(finalizeLab)
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(data, &fields); err != nil {
+		t.Fatal(err)
+	}
+	if fields["version"] != float64(ReportVersion) || fields["score"] != float64(100) {
+		t.Errorf("json of a finalized report: version %v, score %v; want %d and 100", fields["version"], fields["score"], ReportVersion)
+	}
+	var back Report
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Score() != 100 || !back.Passed || len(back.Cases) != 2 {
+		t.Errorf("report read back: score %d, passed %v, %d cases; want 100, true, 2", back.Score(), back.Passed, len(back.Cases))
 	}
 }

@@ -131,7 +131,7 @@ func feedback(rep *grader.Report, lab grader.Lab, o Options, collapsePasses bool
 	var b strings.Builder
 	failed := rep.Failed()
 
-	score := fmt.Sprintf("%d/%d", rep.Score, rep.Total)
+	score := fmt.Sprintf("%d/%d", rep.Score(), rep.Total)
 	if rep.Passed {
 		score = s.green(score)
 	} else {

@@ -19,7 +19,7 @@ var lab = grader.Lab{Dir: "01-claim", TestFile: "claim_test.go", Lab: rubric.Lab
 	}}}
 
 func report(timeline int) *grader.Report {
-	rep := &grader.Report{Lab: 1, Title: lab.Title, Total: 100, Score: 40, Race: true}
+	rep := &grader.Report{Lab: 1, Title: lab.Title, Total: 100, Race: true}
 	rep.Cases = []grader.CaseResult{
 		{Name: "first", Concept: "atomic", Points: 40, Earned: 40, Status: grader.StatusPass},
 		{Name: "racing", Concept: "atomic", Points: 60, Status: grader.StatusFail, Output: []string{"work ran 2 times, want 1"}},
@@ -27,6 +27,7 @@ func report(timeline int) *grader.Report {
 	for i := range timeline {
 		rep.Cases[1].Timeline = append(rep.Cases[1].Timeline, fmt.Sprintf("t=0s  worker %02d  work starts", i))
 	}
+	rep.Finalize(lab)
 	return rep
 }
 
@@ -89,7 +90,8 @@ func TestFeedbackColour(t *testing.T) {
 
 func TestFeedbackPassingSaysNext(t *testing.T) {
 	rep := report(0)
-	rep.Cases[1].Status, rep.Cases[1].Earned, rep.Score, rep.Passed = grader.StatusPass, 60, 100, true
+	rep.Cases[1].Status = grader.StatusPass
+	rep.Finalize(lab)
 	got := Feedback(rep, lab, Options{Next: "lab 02, on Redis."})
 	if !strings.Contains(got, "Every case passes (2 of 2).") || !strings.Contains(got, "Next: lab 02, on Redis.") {
 		t.Errorf("passing feedback:\n%s", got)
@@ -186,7 +188,7 @@ func TestFeedbackWithDiagnosisFitsOneScreen(t *testing.T) {
 		}
 		rep.Cases = append(rep.Cases, cr)
 	}
-	rep.Score = 96
+	rep.Finalize(many)
 	rep.Diagnosis = &diagnosis.Match{Signature: diagnosis.Signature{Mistake: "check-then-insert", Concept: "atomic", Summary: "the lookup and the insert are two steps"}, Similarity: 1, Shared: []string{"case_07"}}
 	got := Feedback(rep, many, Options{Prog: "labctl"})
 	if n := strings.Count(got, "\n"); n > MaxLines {

@@ -706,20 +706,20 @@ func checkGrades(t *testing.T, out string, want map[string]expect) int {
 		got := lab.Report
 		switch e.score {
 		case "100":
-			if got.Score != got.Total {
-				t.Errorf("%s: lab %d scored %d/%d (%s), want %d", name, e.lab, got.Score, got.Total, lab.Status, got.Total)
+			if got.Score() != got.Total {
+				t.Errorf("%s: lab %d scored %d/%d (%s), want %d", name, e.lab, got.Score(), got.Total, lab.Status, got.Total)
 			}
 		case "0":
-			if got.Score != 0 {
-				t.Errorf("%s: lab %d scored %d/%d, want 0", name, e.lab, got.Score, got.Total)
+			if got.Score() != 0 {
+				t.Errorf("%s: lab %d scored %d/%d, want 0", name, e.lab, got.Score(), got.Total)
 			}
 		case "<100":
-			if got.Score >= got.Total {
-				t.Errorf("%s: lab %d scored %d/%d, want it caught", name, e.lab, got.Score, got.Total)
+			if got.Score() >= got.Total {
+				t.Errorf("%s: lab %d scored %d/%d, want it caught", name, e.lab, got.Score(), got.Total)
 			}
 		default:
-			if want, err := strconv.Atoi(e.score); err == nil && got.Score != want {
-				t.Errorf("%s: lab %d scored %d/%d, want %d", name, e.lab, got.Score, got.Total, want)
+			if want, err := strconv.Atoi(e.score); err == nil && got.Score() != want {
+				t.Errorf("%s: lab %d scored %d/%d, want %d", name, e.lab, got.Score(), got.Total, want)
 			}
 		}
 		if e.concept != "" && !slices.Contains(got.FailedConcepts(), e.concept) {

@@ -206,8 +206,8 @@ func TestCheckAcceptance(t *testing.T) {
 		if err := json.Unmarshal([]byte(again.stdout), &version); err != nil || version.Version != grader.ReportVersion {
 			t.Errorf("check --json: version %d (%v), want %d", version.Version, err, grader.ReportVersion)
 		}
-		if again.code != 1 || rep.Score != 0 || rep.Passed {
-			t.Errorf("after editing the test file: exit %d, score %d, passed %v; want the same verdict as before (1, 0, false)", again.code, rep.Score, rep.Passed)
+		if again.code != 1 || rep.Score() != 0 || rep.Passed {
+			t.Errorf("after editing the test file: exit %d, score %d, passed %v; want the same verdict as before (1, 0, false)", again.code, rep.Score(), rep.Passed)
 		}
 		list := labctl(t, kit, "list")
 		if !strings.Contains(list.stdout, "failing 0/100") {

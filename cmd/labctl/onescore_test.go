@@ -157,7 +157,7 @@ func TestOneScoreOnEveryPath(t *testing.T) {
 			}
 			for _, c := range checks {
 				if c.Kind == "wrong" && c.Report != nil {
-					record(c.Name, "verify", pathScore{float64(c.Report.Score), earnedOf(c.Report)})
+					record(c.Name, "verify", pathScore{float64(c.Report.Score()), earnedOf(c.Report)})
 				}
 			}
 		})
@@ -171,7 +171,7 @@ func TestOneScoreOnEveryPath(t *testing.T) {
 				if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 					t.Fatalf("check --json: exit %d, not a report (%v):\n%s", r.code, err, r.stderr)
 				}
-				record(tg.name, "check", pathScore{float64(rep.Score), earnedOf(&rep)})
+				record(tg.name, "check", pathScore{float64(rep.Score()), earnedOf(&rep)})
 
 				os.Remove(progress.Path(kit))
 				keys, runs, finished, _ := startWatch(t, kit, tg.lab.Dir)
@@ -197,7 +197,7 @@ func TestOneScoreOnEveryPath(t *testing.T) {
 				if err != nil || len(sr.Labs) != 1 || sr.Labs[0].Report == nil {
 					t.Fatalf("grade: exit %d, report.json unreadable (%v):\n%s", r.code, err, r.stderr)
 				}
-				record(tg.name, "grade (report.json)", pathScore{float64(sr.Labs[0].Report.Score), earnedOf(sr.Labs[0].Report)})
+				record(tg.name, "grade (report.json)", pathScore{float64(sr.Labs[0].Report.Score()), earnedOf(sr.Labs[0].Report)})
 				record(tg.name, "grade (gradebook.csv)", pathScore{score: gradebookScore(t, out, tg.lab.Number)})
 
 				r = labctl(t, kit, "grade", "--race", "off", "--jobs", "1", "--format", "gradescope", "--out", t.TempDir(), tg.lab.Dir, class)

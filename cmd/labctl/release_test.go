@@ -111,7 +111,7 @@ func TestReleaseBuildsWithoutSolutions(t *testing.T) {
 			if lr.Lab != l.Number {
 				continue
 			}
-			if lr.Report == nil || lr.Report.Build != nil || lr.Report.Score != 0 {
+			if lr.Report == nil || lr.Report.Build != nil || lr.Report.Score() != 0 {
 				t.Errorf("starter %s in the release: %s, want it to build and score 0", l.Dir, lr.Status)
 				continue
 			}

@@ -207,9 +207,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 
 	prev := st.Labs[lab.Dir]
-	st.Labs[lab.Dir] = progress.AfterCheck(prev, rep.Score, rep.Total, rep.Passed, changelog.Level(), time.Now().UTC())
+	st.Labs[lab.Dir] = progress.AfterCheck(prev, rep.Score(), rep.Total, rep.Passed, changelog.Level(), time.Now().UTC())
 	if err := progress.Save(root, st); err != nil {
-		progress.WarnNotSaved(o.Log, fmt.Sprintf("this result (%d/%d)", rep.Score, rep.Total), err, fmt.Sprintf("`%s list` and a check without a lab do not know it", o.Prog))
+		progress.WarnNotSaved(o.Log, fmt.Sprintf("this result (%d/%d)", rep.Score(), rep.Total), err, fmt.Sprintf("`%s list` and a check without a lab do not know it", o.Prog))
 	}
 	res.Markdown = grader.MarkdownOptions{HintsSeen: prev.HintLevel, Hints: hintCount(root, lab), Prog: o.Prog,
 		// Against a real server the suite runs on the real clock.
