@@ -43,7 +43,7 @@ vet:
 	GOOS=windows $(GO) vet ./cmd/labctl/ ./internal/... ./grader/
 
 unit:
-	$(GO) test $(RACE) -count=1 -timeout 30m $(PKGS)
+	$(GO) test $(RACE) -count=1 -timeout 60m $(PKGS)
 
 verify:
 	$(GO) run ./cmd/labctl verify
