@@ -23,10 +23,10 @@ import (
 )
 
 // Threshold is the least similarity (a weighted Jaccard similarity of the
-// two sets of failing cases, see Weight) at which a catalogued mistake is
-// named. Below it the feedback shows each failing case's concept, as it
-// would without a table. At 0.5, half of the cases in the two sets together
-// fail in both.
+// two sets of failing cases, see Weight and Rarity) at which a catalogued
+// mistake is named. Below it the feedback shows each failing case's
+// concept, as it would without a table. At 0.5, half of the weight of the
+// cases in the two sets together fails in both.
 const Threshold = 0.5
 
 // ModelWeight is the weight of a model case in a signature. The model
