@@ -15,6 +15,7 @@ package diagnosis
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -22,10 +23,10 @@ import (
 )
 
 // Threshold is the least similarity (a weighted Jaccard similarity of the
-// two sets of failing cases, see Weight) at which a catalogued mistake is
-// named. Below it the feedback shows each failing case's concept, as it
-// would without a table. At 0.5, half of the cases in the two sets together
-// fail in both.
+// two sets of failing cases, see Weight and Rarity) at which a catalogued
+// mistake is named. Below it the feedback shows each failing case's
+// concept, as it would without a table. At 0.5, half of the weight of the
+// cases in the two sets together fails in both.
 const Threshold = 0.5
 
 // ModelWeight is the weight of a model case in a signature. The model
@@ -88,15 +89,53 @@ type Match struct {
 // Exact reports whether the run fails exactly the mistake's cases.
 func (m Match) Exact() bool { return len(m.Extra) == 0 && len(m.Missing) == 0 }
 
+// Rarity is how much a case tells the table's mistakes apart: ln(1+n/k)
+// for a case that k of the table's n signatures fail (k at least 1). A case
+// that only one mistake fails is strong evidence for it; a case that most
+// mistakes fail (a catch-all like "failing calls are not swallowed", or a
+// case that many unrelated bugs disturb) is weak evidence for any one of
+// them, and a run that fails it beside a rarer case is told by the rarer
+// one.
+func Rarity(table []Signature) map[string]float64 {
+	df := map[string]int{}
+	for _, s := range table {
+		for c := range s.Failing {
+			df[c]++
+		}
+	}
+	out := make(map[string]float64, len(df))
+	for c, k := range df {
+		out[c] = math.Log(1 + float64(len(table))/float64(k))
+	}
+	return out
+}
+
+// tie is how close two similarities must be to count as the same: the
+// weights are sums of logarithms, added in map order.
+const tie = 1e-9
+
 // Diagnose returns the signature in table closest to the run's failing
 // cases (case name to kind, in order, only the kinds that Counts), and
-// whether it is at least Threshold close. Ties go to the signature whose
-// kinds agree on more shared cases, then to the one failing fewer cases
-// the run does not, then to the first in the table; the others as close
-// are listed in Also.
+// whether it is at least Threshold close and can be named. Each case
+// weighs Weight times its Rarity in table (a case no signature fails
+// weighs as one that a single signature fails). Ties go to the signature
+// whose kinds agree on more shared cases, then to the one failing fewer
+// cases the run does not, then to the first in the table; the others as
+// close are listed in Also. A tie between mistakes of different concepts
+// is not named (the result is false): the run cannot tell which
+// misconception is behind it, and naming one would be a guess.
 func Diagnose(table []Signature, order []string, failing map[string]string) (Match, bool) {
 	if len(failing) == 0 {
 		return Match{}, false
+	}
+	rarity := Rarity(table)
+	maxRarity := math.Log(1 + float64(len(table)))
+	weight := func(c string) float64 {
+		r, ok := rarity[c]
+		if !ok {
+			r = maxRarity
+		}
+		return Weight(c) * r
 	}
 	type scored struct {
 		sig                  Signature
@@ -106,17 +145,17 @@ func Diagnose(table []Signature, order []string, failing map[string]string) (Mat
 	var all []scored
 	var runWeight float64
 	for c := range failing {
-		runWeight += Weight(c)
+		runWeight += weight(c)
 	}
 	for i, s := range table {
 		var shared, mistakeWeight float64
 		kinds, sharedN := 0, 0
 		for c := range s.Failing {
-			mistakeWeight += Weight(c)
+			mistakeWeight += weight(c)
 		}
 		for c, k := range failing {
 			if sk, ok := s.Failing[c]; ok {
-				shared += Weight(c)
+				shared += weight(c)
 				sharedN++
 				if sk == k {
 					kinds++
@@ -132,15 +171,24 @@ func Diagnose(table []Signature, order []string, failing map[string]string) (Mat
 	if len(all) == 0 {
 		return Match{}, false
 	}
+	same := func(a, b float64) bool { return math.Abs(a-b) < tie }
 	better := func(a, b scored) int {
-		return cmp.Or(cmp.Compare(b.jaccard, a.jaccard), cmp.Compare(b.kinds, a.kinds), cmp.Compare(a.missing, b.missing), cmp.Compare(a.rank, b.rank))
+		j := 0
+		if !same(a.jaccard, b.jaccard) {
+			j = cmp.Compare(b.jaccard, a.jaccard)
+		}
+		return cmp.Or(j, cmp.Compare(b.kinds, a.kinds), cmp.Compare(a.missing, b.missing), cmp.Compare(a.rank, b.rank))
 	}
 	slices.SortStableFunc(all, better)
 	best := all[0]
 	m := Match{Signature: best.sig, Similarity: best.jaccard}
+	named := true
 	for _, o := range all[1:] {
-		if o.jaccard == best.jaccard && o.kinds == best.kinds && o.missing == best.missing && o.sig.Summary != best.sig.Summary {
+		if same(o.jaccard, best.jaccard) && o.kinds == best.kinds && o.missing == best.missing && o.sig.Summary != best.sig.Summary {
 			m.Also = append(m.Also, o.sig.Mistake)
+			if !alike(best.sig, o.sig) {
+				named = false
+			}
 		}
 	}
 	for _, c := range order {
@@ -159,8 +207,13 @@ func Diagnose(table []Signature, order []string, failing map[string]string) (Mat
 		}
 	}
 	slices.Sort(m.Missing)
-	return m, best.jaccard >= Threshold
+	return m, named && best.jaccard >= Threshold-tie
 }
+
+// alike reports whether two mistakes a run cannot tell apart share a
+// concept: then the feedback's misconception, hint and reading are the
+// same whichever it names, and the other is listed in Also.
+func alike(a, b Signature) bool { return a.Concept == b.Concept }
 
 // Sentence is the mistake's summary as one paragraph, its catalogue line
 // breaks removed.

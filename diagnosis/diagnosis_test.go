@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 var table = []Signature{
@@ -12,9 +13,11 @@ var table = []Signature{
 	{Mistake: "unlocked-read", Concept: "atomic-claim", Summary: "a read outside the lock", Failing: map[string]string{"simultaneous": Race}},
 	{Mistake: "never-released", Concept: "release", Summary: "a failure keeps the key", Failing: map[string]string{"releases": Fail, "sequences": Fail}},
 	{Mistake: "released-late", Concept: "release", Summary: "the key is released after a delay", Failing: map[string]string{"releases": Fail, "sequences": Fail}},
+	{Mistake: "value-dropped", Concept: "results", Summary: "the value is dropped", Failing: map[string]string{"values": Fail, "sequences": Fail}},
+	{Mistake: "error-dropped", Concept: "errors", Summary: "the error is dropped", Failing: map[string]string{"values": Fail, "sequences": Fail}},
 }
 
-var order = []string{"pending", "keys-independent", "simultaneous", "linearizable", "releases", "sequences", "other"}
+var order = []string{"pending", "keys-independent", "simultaneous", "linearizable", "releases", "values", "sequences", "other"}
 
 func TestDiagnose(t *testing.T) {
 	for _, tt := range []struct {
@@ -31,6 +34,7 @@ func TestDiagnose(t *testing.T) {
 		{"nothing shared", map[string]string{"other": Fail}, "", false, nil},
 		{"no failures", map[string]string{}, "", false, nil},
 		{"indistinguishable mistakes are listed", map[string]string{"releases": Fail, "sequences": Fail}, "never-released", true, []string{"released-late"}},
+		{"indistinguishable concepts are not named", map[string]string{"sequences": Fail, "values": Fail}, "", false, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m, shown := Diagnose(table, order, tt.failing)
@@ -51,7 +55,7 @@ func TestDiagnose(t *testing.T) {
 func TestDiagnoseEvidence(t *testing.T) {
 	m, ok := Diagnose(table, order, map[string]string{"other": Fail, "pending": Fail, "keys-independent": Fail})
 	want := Match{Signature: table[0], Similarity: 2.0 / 3, Shared: []string{"pending", "keys-independent"}, Extra: []string{"other"}}
-	if diff := cmp.Diff(want, m); !ok || diff != "" {
+	if diff := cmp.Diff(want, m, cmpopts.EquateApprox(0, 1e-9)); !ok || diff != "" {
 		t.Errorf("Diagnose = shown %v, (-want +got):\n%s", ok, diff)
 	}
 	if m.Exact() {
@@ -90,5 +94,26 @@ func TestDiagnoseWeighsModelCasesLess(t *testing.T) {
 	}
 	if got := Weight("concurrent_calls_are_linearizable_on_redis"); got != ModelWeight {
 		t.Errorf("Weight(a per-backend model case) = %v, want %v", got, ModelWeight)
+	}
+}
+
+func TestDiagnoseWeighsCommonCasesLess(t *testing.T) {
+	// "waits" fails for many mistakes, "arithmetic" and "admission" for one
+	// each: a run failing "waits" beside "arithmetic" is the arithmetic
+	// mistake, though it shares as many cases with each waiting one.
+	table := []Signature{
+		{Mistake: "wait-ignores-deadline", Concept: "deadline", Summary: "a", Failing: map[string]string{"waits": Fail, "model": Fail}},
+		{Mistake: "wait-restarted", Concept: "deadline", Summary: "b", Failing: map[string]string{"waits": Fail, "model": Fail}},
+		{Mistake: "tenant-ignored", Concept: "tenants", Summary: "c", Failing: map[string]string{"waits": Fail, "tenants": Fail, "model": Fail}},
+		{Mistake: "rounded", Concept: "arithmetic", Summary: "d", Failing: map[string]string{"arithmetic": Fail, "model": Fail}},
+		{Mistake: "claim-first", Concept: "admission", Summary: "e", Failing: map[string]string{"admission": Fail, "model": Fail}},
+	}
+	order := []string{"waits", "tenants", "arithmetic", "admission", "model"}
+	m, ok := Diagnose(table, order, map[string]string{"arithmetic": Fail, "waits": Fail, "model": Fail})
+	if !ok || m.Mistake != "rounded" {
+		t.Errorf("a run failing waits, arithmetic and the model = %q, %v, want rounded", m.Mistake, ok)
+	}
+	if r := Rarity(table); !(r["waits"] < r["arithmetic"]) || !(r["model"] < r["waits"]) {
+		t.Errorf("Rarity = %v, want model < waits < arithmetic", r)
 	}
 }

@@ -132,8 +132,9 @@ type Report struct {
 	// started. Finalize sets it; every feedback reads it.
 	NotStarted bool `json:"not_started,omitempty"`
 	// Diagnosis, for a failing run whose failures look like a catalogued
-	// mistake's (diagnosis.Diagnose, at least diagnosis.Threshold close),
-	// names that mistake, with the evidence. Finalize sets it.
+	// mistake's (diagnosis.Diagnose, at least diagnosis.Threshold close and
+	// not tied with a mistake of another concept), names that mistake,
+	// with the evidence. Finalize sets it.
 	Diagnosis *diagnosis.Match `json:"diagnosis,omitempty"`
 	// Unclean is set by the grader when the run itself went wrong beyond
 	// its cases (the package failed with every case passing, a problem

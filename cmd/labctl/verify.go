@@ -247,7 +247,9 @@ func writeSignatures(root string, labs []grader.Lab, checks []grader.Check, w io
 
 // programRules reads the rules of the programs in dir's *LIST.md files,
 // lines "name | what it does | R4" (a program's folder is the list's
-// prefix, "t1-", and its name), by program folder.
+// prefix, "t1-", and its name, which may carry the prefix already), by
+// program folder. A list whose header names a "rule" column ("slug | rule
+// | bug") gives the rules in that column.
 func programRules(dir string) map[string][]string {
 	out := map[string][]string{}
 	lists, _ := filepath.Glob(filepath.Join(dir, "*LIST.md"))
@@ -257,13 +259,22 @@ func programRules(dir string) map[string][]string {
 		if err != nil {
 			continue
 		}
+		col := -1 // a header's "rule" column, else the last
 		for _, line := range strings.Split(string(data), "\n") {
 			f := strings.Split(line, "|")
 			if len(f) < 3 {
 				continue
 			}
-			name := strings.TrimSpace(f[0])
+			for i, h := range f {
+				if h := strings.TrimSpace(h); h == "rule" || h == "rules" {
+					col = i
+				}
+			}
+			name := strings.TrimPrefix(strings.TrimSpace(f[0]), prefix)
 			rules := ruleRE.FindAllString(f[len(f)-1], -1)
+			if col >= 0 && col < len(f) {
+				rules = ruleRE.FindAllString(f[col], -1)
+			}
 			if name != "" && len(rules) > 0 {
 				out[prefix+name] = rules
 			}
