@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	"github.com/fourth-outcome/labkit/provider"
 	"github.com/fourth-outcome/labkit/redisaddr"
 	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
@@ -113,7 +114,7 @@ func newWorld(t *testing.T, h *suites.History, tg *target, kind string) *world {
 		return w
 	}
 	if tg.real == nil {
-		m, inspect := fakeclock.StartRedis(t)
+		m, inspect := fakeredis.Start(t)
 		w.virtual = true
 		w.inspect = inspect
 		w.nsRoot = "labkit:test:sim"

@@ -23,6 +23,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
 	"github.com/fourth-outcome/labkit/suites"
 )
@@ -135,7 +136,7 @@ type env struct {
 // simulatedEnv returns the env of one case on virtual time: a new
 // miniredis inside the case's bubble, reached through in-memory pipes.
 func (tg *target) simulatedEnv(t *testing.T, h *suites.History) *env {
-	m, inspect := fakeclock.StartRedis(t)
+	m, inspect := fakeredis.Start(t)
 	return &env{
 		t: t, h: h, tg: tg, timing: virtualTiming, virtual: true,
 		prefix:  "labkit:test:sim:",

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 )
 
 func TestProbeCorrectLifecycle(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
-		m, c := fakeclock.StartRedis(t)
+		m, c := fakeredis.Start(t)
 		ctx := context.Background()
 		s := New(c, Options{Prefix: "p:", ClaimTTL: 2 * time.Second, Retention: 5 * time.Second})
 		cl, _, err := s.Claim(ctx, "t", "k", "fp")
@@ -40,7 +41,7 @@ func TestProbeCorrectLifecycle(t *testing.T) {
 		if err := s.Complete(ctx, cl, "x"); !errors.Is(err, ErrClaimLost) {
 			t.Fatal(err)
 		}
-		s2 := New(fakeclock.NewClient(t, m), Options{Prefix: "p:"})
+		s2 := New(fakeredis.NewClient(t, m), Options{Prefix: "p:"})
 		_, r, err := s2.Claim(ctx, "t", "k", "fp")
 		if err != nil || !r.Done || r.Result != "a|b:\x00\xff" {
 			t.Fatal(r, err)
@@ -54,11 +55,11 @@ func TestProbeCorrectLifecycle(t *testing.T) {
 
 func TestProbeCorrectConcurrentProcesses(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
-		m, _ := fakeclock.StartRedis(t)
+		m, _ := fakeredis.Start(t)
 		var runs atomic.Int32
 		var wg sync.WaitGroup
 		for i := 0; i < 5; i++ {
-			s := New(fakeclock.NewClient(t, m), Options{Prefix: "p:"})
+			s := New(fakeredis.NewClient(t, m), Options{Prefix: "p:"})
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -81,7 +82,7 @@ func TestProbeCorrectConcurrentProcesses(t *testing.T) {
 
 func TestProbeCorrectInvalid(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
-		_, c := fakeclock.StartRedis(t)
+		_, c := fakeredis.Start(t)
 		s := New(c, Options{Prefix: "p:"})
 		for _, tk := range [][2]string{{"", "k"}, {"t", ""}, {"\x00t", "k"}, {"t", "k\x00"}, {string(make([]byte, 129)), "k"}} {
 			if _, _, err := s.Claim(context.Background(), tk[0], tk[1], "fp"); !errors.Is(err, ErrInvalidKey) {

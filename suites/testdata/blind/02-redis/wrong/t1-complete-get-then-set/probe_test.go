@@ -9,6 +9,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -74,13 +75,13 @@ func (h *stallAfterFirst) ProcessPipelineHook(next goredis.ProcessPipelineHook) 
 
 func TestProbeCompareAndSetIsOneStep(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
-		m, _ := fakeclock.StartRedis(t)
+		m, _ := fakeredis.Start(t)
 		ctx := context.Background()
-		ca := fakeclock.NewClient(t, m)
+		ca := fakeredis.NewClient(t, m)
 		h := &stallAfterFirst{}
 		ca.AddHook(h)
 		a := New(ca, Options{Prefix: "p:", ClaimTTL: time.Second})
-		b := New(fakeclock.NewClient(t, m), Options{Prefix: "p:", ClaimTTL: time.Second})
+		b := New(fakeredis.NewClient(t, m), Options{Prefix: "p:", ClaimTTL: time.Second})
 		// Load the scripts once, so EVALSHA does not fall back to EVAL.
 		pre, _, _ := a.Claim(ctx, "t", "warm", "fp")
 		a.Release(ctx, pre)

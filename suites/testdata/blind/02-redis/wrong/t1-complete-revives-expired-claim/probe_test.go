@@ -9,6 +9,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -53,7 +54,7 @@ func (h *failAfter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 
 func TestProbeExpiredClaimIsLost(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
-		m, c := fakeclock.StartRedis(t)
+		m, c := fakeredis.Start(t)
 		s := New(c, Options{Prefix: "p:", ClaimTTL: time.Second})
 		ctx := context.Background()
 		cl, _, err := s.Claim(ctx, "t", "k", "fp")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -53,7 +54,7 @@ func (h *failAfter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 
 func TestProbeValueReturnedWithLostClaim(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
-		_, c := fakeclock.StartRedis(t)
+		_, c := fakeredis.Start(t)
 		s := New(c, Options{Prefix: "p:", ClaimTTL: time.Second})
 		v, err := s.Do(context.Background(), "t", "k", "fp", func(context.Context) (string, error) {
 			time.Sleep(2 * time.Second)

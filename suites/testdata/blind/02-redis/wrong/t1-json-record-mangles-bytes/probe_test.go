@@ -9,6 +9,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -53,9 +54,9 @@ func (h *failAfter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 
 func TestProbeBytesReplayedExactly(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
-		m, c := fakeclock.StartRedis(t)
+		m, c := fakeredis.Start(t)
 		s := New(c, Options{Prefix: "p:"})
-		other := New(fakeclock.NewClient(t, m), Options{Prefix: "p:"})
+		other := New(fakeredis.NewClient(t, m), Options{Prefix: "p:"})
 		ctx := context.Background()
 		want := "ok\xff\xfe"
 		if v, err := s.Do(ctx, "t", "k", "\xff", okWork(want)); v != want || err != nil {

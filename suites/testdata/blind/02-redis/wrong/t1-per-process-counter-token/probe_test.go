@@ -9,6 +9,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -53,7 +54,7 @@ func (h *failAfter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 
 func TestProbeStaleOwnerCannotRelease(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
-		m, ca := fakeclock.StartRedis(t)
+		m, ca := fakeredis.Start(t)
 		a := New(ca, Options{Prefix: "p:", ClaimTTL: time.Second})
 		ctx := context.Background()
 		claimA, _, err := a.Claim(ctx, "t", "k", "fp")
@@ -61,7 +62,7 @@ func TestProbeStaleOwnerCannotRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Second)
-		b := New(fakeclock.NewClient(t, m), Options{Prefix: "p:", ClaimTTL: time.Second})
+		b := New(fakeredis.NewClient(t, m), Options{Prefix: "p:", ClaimTTL: time.Second})
 		claimB, _, err := b.Claim(ctx, "t", "k", "fp")
 		if err != nil {
 			t.Fatal(err)

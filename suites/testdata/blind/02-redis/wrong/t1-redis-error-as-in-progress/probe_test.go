@@ -9,6 +9,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -53,8 +54,8 @@ func (h *failAfter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 
 func TestProbeRedisErrorNotDisguised(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
-		m, _ := fakeclock.StartRedis(t)
-		c := fakeclock.NewClient(t, m)
+		m, _ := fakeredis.Start(t)
+		c := fakeredis.NewClient(t, m)
 		boom := errors.New("probe: redis failed")
 		c.AddHook(&failAfter{n: 0, err: boom})
 		s := New(c, Options{Prefix: "p:"})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -54,8 +55,8 @@ func (h *failAfter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 func TestProbeCrashLeavesTTL(t *testing.T) {
 	for n := 1; n <= 4; n++ {
 		fakeclock.Run(t, func(t *testing.T) {
-			m, _ := fakeclock.StartRedis(t)
-			c := fakeclock.NewClient(t, m)
+			m, _ := fakeredis.Start(t)
+			c := fakeredis.NewClient(t, m)
 			c.AddHook(&failAfter{n: n})
 			s := New(c, Options{Prefix: "p:"})
 			s.Do(context.Background(), "t", "k", "fp", okWork("v"))

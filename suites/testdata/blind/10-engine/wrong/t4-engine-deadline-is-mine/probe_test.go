@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	"github.com/fourth-outcome/labkit/provider"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -54,7 +55,7 @@ func each(t *testing.T, o Options, f func(t *testing.T, b Backend, clk *manual))
 			clk := newManual()
 			o := o
 			o.Now = clk.Now
-			_, rdb := fakeclock.StartRedis(t)
+			_, rdb := fakeredis.Start(t)
 			r, err := NewRedis(rdb, "probe", o)
 			if err != nil {
 				t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	"github.com/fourth-outcome/labkit/provider"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -54,7 +55,7 @@ func each(t *testing.T, o Options, f func(t *testing.T, b Backend, clk *manual))
 			clk := newManual()
 			o := o
 			o.Now = clk.Now
-			_, rdb := fakeclock.StartRedis(t)
+			_, rdb := fakeredis.Start(t)
 			r, err := NewRedis(rdb, "probe", o)
 			if err != nil {
 				t.Fatal(err)
@@ -102,14 +103,14 @@ func inspect(t *testing.T, b Backend, id string) Info {
 func TestProbeRestartedProcessGrantsGreaterTokens(t *testing.T) {
 	fakeclock.Run(t, func(t *testing.T) {
 		clk := newManual()
-		m, rdb := fakeclock.StartRedis(t)
+		m, rdb := fakeredis.Start(t)
 		r1, err := NewRedis(rdb, "ns", Options{Now: clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
 		mustSubmit(t, r1, job("a", "d1"))
 		la := mustLease(t, r1, "w1")
-		r2, err := NewRedis(fakeclock.NewClient(t, m), "ns", Options{Now: clk.Now})
+		r2, err := NewRedis(fakeredis.NewClient(t, m), "ns", Options{Now: clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
 	"github.com/fourth-outcome/labkit/provider"
 	"github.com/fourth-outcome/labkit/task"
 	goredis "github.com/redis/go-redis/v9"
@@ -70,7 +71,7 @@ func both(t *testing.T, o Options, f func(t *testing.T, e *env)) {
 	t.Run("redis", func(t *testing.T) {
 		fakeclock.Run(t, func(t *testing.T) {
 			e := &env{name: "redis", clk: &clock{}, ns: "labkit:test:t5"}
-			e.mr, e.rdb = fakeclock.StartRedis(t)
+			e.mr, e.rdb = fakeredis.Start(t)
 			o := o
 			o.Now = e.clk.Now
 			r, err := NewRedis(e.rdb, e.ns, o)
@@ -80,7 +81,7 @@ func both(t *testing.T, o Options, f func(t *testing.T, e *env)) {
 			e.b = r
 			e.restart = func(o Options) Backend {
 				o.Now = e.clk.Now
-				r, err := NewRedis(fakeclock.NewClient(t, e.mr), e.ns, o)
+				r, err := NewRedis(fakeredis.NewClient(t, e.mr), e.ns, o)
 				if err != nil {
 					t.Fatalf("NewRedis: %v", err)
 				}
@@ -95,7 +96,7 @@ func onlyRedis(t *testing.T, o Options, f func(t *testing.T, e *env)) {
 	t.Helper()
 	fakeclock.Run(t, func(t *testing.T) {
 		e := &env{name: "redis", clk: &clock{}, ns: "labkit:test:t5"}
-		e.mr, e.rdb = fakeclock.StartRedis(t)
+		e.mr, e.rdb = fakeredis.Start(t)
 		o := o
 		o.Now = e.clk.Now
 		r, err := NewRedis(e.rdb, e.ns, o)
@@ -105,7 +106,7 @@ func onlyRedis(t *testing.T, o Options, f func(t *testing.T, e *env)) {
 		e.b = r
 		e.restart = func(o Options) Backend {
 			o.Now = e.clk.Now
-			r, err := NewRedis(fakeclock.NewClient(t, e.mr), e.ns, o)
+			r, err := NewRedis(fakeredis.NewClient(t, e.mr), e.ns, o)
 			if err != nil {
 				t.Fatalf("NewRedis: %v", err)
 			}
