@@ -362,21 +362,28 @@ func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Contex
 import (
 	"testing"
 
+	"github.com/fourth-outcome/labkit/attest"
 	"github.com/fourth-outcome/labkit/suites/internal/sign"
 )
 
-func init() { sign.Case(&testing.T{}, "results_returned_unchanged", true) }
+func init() { sign.Case(&testing.T{}, "results_returned_unchanged", attest.Record{Passed: true}) }
 `)
 	want["forges-through-import"] = expect{lab: 1, score: "0"}
 	// By guessing: a signature for every case, printed with passing
 	// framing; a wrong signature voids the run.
-	var guessed []string
+	// The record's payload is "{}" (e30 in base64).
+	var guessed, unsigned []string
 	for _, c := range claim.Cases {
 		name := claim.TestName + "/" + c.Name
-		guessed = append(guessed, "\\x16--- PASS: "+name+" (0.00s)\\n", "    suites.go:117: labkit-attest "+name+" pass "+strings.Repeat("ab", 32)+"\\n")
+		guessed = append(guessed, "\\x16--- PASS: "+name+" (0.00s)\\n", "    suites.go:117: labkit-attest "+name+" pass e30 "+strings.Repeat("ab", 32)+"\\n")
+		unsigned = append(unsigned, "\\x16--- PASS: "+name+" (0.00s)\\n", "    suites.go:117: labkit-attest "+name+" pass e30 -\\n")
 	}
 	starterWith("forges-by-guessing", "forge.go", fmt.Sprintf("package claim\n\nimport \"os\"\n\nfunc init() { os.Stdout.WriteString(\"%s\") }\n", strings.Join(guessed, "")))
 	want["forges-by-guessing"] = expect{lab: 1, score: "0", tampered: true}
+	// With the unsigned records labctl check reads on a learner's own
+	// machine: a graded run has a key, and an unsigned record voids it.
+	starterWith("forges-unsigned-records", "forge.go", fmt.Sprintf("package claim\n\nimport \"os\"\n\nfunc init() { os.Stdout.WriteString(\"%s\") }\n", strings.Join(unsigned, "")))
+	want["forges-unsigned-records"] = expect{lab: 1, score: "0", tampered: true}
 	// Through the process's own memory: scored 90/100 while the sandbox
 	// mounted /proc; under bubblewrap there is none.
 	if sb, _, _ := grader.ResolveSandbox("auto"); sb == grader.SandboxBwrap {
