@@ -26,9 +26,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,8 +35,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/fourth-outcome/labkit/ops/engineview"
+	"github.com/fourth-outcome/labkit/ops/opscmd"
 	"github.com/fourth-outcome/labkit/redisaddr"
-	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
 )
 
 // DefaultNamespace is the namespace read when --namespace is not given:
@@ -49,33 +47,7 @@ const DefaultNamespace = "labkit:demo"
 // loopback only.
 const DefaultListen = "127.0.0.1:9108"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
-}
-
-// usageError is bad input: exit 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
-
-// exitCode prints err in one line on stderr and returns the exit status.
-func exitCode(err error, stderr io.Writer) int {
-	var ue *usageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp), errors.Is(err, context.Canceled):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "engine: %v (engine --help for usage)\n", err)
-		return 2
-	}
-	fmt.Fprintf(stderr, "engine: %v\n", err)
-	return 1
-}
+func main() { opscmd.Main("engine", run) }
 
 const usage = `engine: an operator's view of the lab-10 engine on Redis.
 
@@ -107,7 +79,7 @@ Run "engine status --help" or "engine metrics --help" for the flags.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return usagef("want a command: status or metrics")
+		return opscmd.Usagef("want a command: status or metrics")
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -118,9 +90,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "metrics":
 		return runMetrics(ctx, args[1:], stderr)
 	case "demo":
-		return usagef("demo is its own program, since it runs the reference engine (absent from a student release): from ops/, go run ./cmd/enginedemo")
+		return opscmd.Usagef("demo is its own program, since it runs the reference engine (absent from a student release): from ops/, go run ./cmd/enginedemo")
 	}
-	return usagef("unknown command %q: want status or metrics", args[0])
+	return opscmd.Usagef("unknown command %q: want status or metrics", args[0])
 }
 
 // common are the flags of every command.
@@ -152,10 +124,10 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 			fs.PrintDefaults()
 			return err
 		}
-		return usagef("%s: %v", fs.Name(), err)
+		return opscmd.Usagef("%s: %v", fs.Name(), err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+		return opscmd.Usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
 	}
 	return nil
 }
@@ -163,23 +135,17 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 // connect checks the flags and returns a client of a server that answers.
 func (c *common) connect(ctx context.Context, cmd string) (*goredis.Client, error) {
 	if c.namespace == "" {
-		return nil, usagef("%s: --namespace is empty", cmd)
+		return nil, opscmd.Usagef("%s: --namespace is empty", cmd)
 	}
 	if c.interval <= 0 {
-		return nil, usagef("%s: --interval %v: want a positive duration", cmd, c.interval)
+		return nil, opscmd.Usagef("%s: --interval %v: want a positive duration", cmd, c.interval)
 	}
 	if c.window < 0 {
-		return nil, usagef("%s: --window %v: want zero or a positive duration", cmd, c.window)
+		return nil, opscmd.Usagef("%s: --window %v: want zero or a positive duration", cmd, c.window)
 	}
-	o, err := redisclient.Options(c.redis)
+	rdb, _, err := opscmd.DialRedis(ctx, c.redis)
 	if err != nil {
-		return nil, usagef("%s: --redis: %v", cmd, err)
-	}
-	goredis.SetLogger(quietLogger{}) // errors are returned, and said once
-	rdb := goredis.NewClient(o)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("%s: cannot reach Redis at %s: %w", cmd, redisaddr.Describe(c.redis), err)
+		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	return rdb, nil
 }
@@ -207,14 +173,14 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	m, err := engineview.NewMonitor(rdb, c.namespace, engineview.MonitorOptions{Window: max(c.window, time.Nanosecond)})
 	if err != nil {
-		return usagef("status: %v", err)
+		return opscmd.Usagef("status: %v", err)
 	}
 	s, err := m.Poll(ctx)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
 	if !*watch {
-		if err := sleep(ctx, c.window); err != nil {
+		if err := opscmd.Sleep(ctx, c.window); err != nil {
 			return err
 		}
 		s, err := m.Poll(ctx)
@@ -233,7 +199,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := s.Format(stdout); err != nil {
 			return err
 		}
-		if err := sleep(ctx, c.interval); err != nil {
+		if err := opscmd.Sleep(ctx, c.interval); err != nil {
 			return err
 		}
 		if s, err = m.Poll(ctx); err != nil {
@@ -254,7 +220,7 @@ func runMetrics(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	if c.window == 0 {
-		return usagef("metrics: --window 0: want a positive duration")
+		return opscmd.Usagef("metrics: --window 0: want a positive duration")
 	}
 	rdb, err := c.connect(ctx, "metrics")
 	if err != nil {
@@ -263,7 +229,7 @@ func runMetrics(ctx context.Context, args []string, stderr io.Writer) error {
 	defer rdb.Close()
 	m, err := engineview.NewMonitor(rdb, c.namespace, engineview.MonitorOptions{Window: c.window})
 	if err != nil {
-		return usagef("metrics: %v", err)
+		return opscmd.Usagef("metrics: %v", err)
 	}
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(engineview.NewCollector(m, 5*time.Second)); err != nil {
@@ -271,7 +237,7 @@ func runMetrics(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return usagef("metrics: --listen %s: %v", *listen, err)
+		return opscmd.Usagef("metrics: --listen %s: %v", *listen, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
@@ -308,25 +274,8 @@ func runMetrics(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 }
 
-// sleep waits d, or returns ctx's error.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // isTerminal reports whether w is a terminal, whose screen a refresh clears.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
-
-// quietLogger discards go-redis's own log lines.
-type quietLogger struct{}
-
-func (quietLogger) Printf(context.Context, string, ...any) {}

@@ -16,6 +16,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/fourth-outcome/labkit/ops/opscmd"
 	engine "github.com/fourth-outcome/labkit/solutions/10-engine"
 )
 
@@ -59,7 +60,7 @@ func seeded(tb testing.TB, ns string) string {
 func call(ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	err := run(ctx, args, &out, &errb)
-	code = exitCode(err, &errb)
+	code = opscmd.ExitCode("engine", err, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -147,7 +148,7 @@ func TestMetricsServesTheNumbers(t *testing.T) {
 		}
 	}
 	cancel()
-	if err := <-done; exitCode(err, io.Discard) != 0 {
+	if err := <-done; opscmd.ExitCode("engine", err, io.Discard) != 0 {
 		t.Errorf("engine metrics after an interrupt: %v, want exit 0", err)
 	}
 }

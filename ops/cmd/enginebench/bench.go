@@ -14,8 +14,8 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/fourth-outcome/labkit/ops/opscmd"
 	"github.com/fourth-outcome/labkit/redisaddr"
-	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
 )
 
 // system is one of the two queues under test.
@@ -260,18 +260,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ro, err := redisclient.Options(o.redis)
-	if err != nil {
-		return usagef("--redis: %v", err)
-	}
-	goredis.SetLogger(quietLogger{}) // errors are returned, and said once
 	// One client to read INFO, one per system: each system's own commands
 	// are counted apart.
-	rdb := goredis.NewClient(ro)
-	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("cannot reach Redis at %s: %w", redisaddr.Describe(o.redis), err)
+	rdb, ro, err := opscmd.DialRedis(ctx, o.redis)
+	if err != nil {
+		return err
 	}
+	defer rdb.Close()
 	var systems []system
 	if o.only != "asynq" {
 		c, err := newEngineSystem(ro, o)
@@ -366,9 +361,3 @@ func fmtRatio(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
-
-// quietLogger discards go-redis's own log lines.
-type quietLogger struct{}
-
-// Printf discards the line.
-func (quietLogger) Printf(context.Context, string, ...any) {}

@@ -21,45 +21,14 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
+
+	"github.com/fourth-outcome/labkit/ops/opscmd"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
-}
-
-// usageError is bad input: exit 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-// usagef is a usageError with a formatted message.
-func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
-
-// exitCode prints err in one line on stderr and returns the exit status.
-func exitCode(err error, stderr io.Writer) int {
-	var ue *usageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "enginebench: %v (enginebench --help for usage)\n", err)
-		return 2
-	}
-	fmt.Fprintf(stderr, "enginebench: %v\n", err)
-	return 1
-}
+func main() { opscmd.Main("enginebench", run) }
 
 // options are the bench's flags.
 type options struct {
@@ -83,7 +52,6 @@ Usage: enginebench --redis ADDR [flags]
 func parse(args []string, stdout io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("enginebench", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.redis, "redis", "", "the Redis server, host:port or redis://host:port/db (required; it should serve nothing else while the bench runs)")
 	fs.StringVar(&o.namespace, "namespace", "labkit:enginebench", "the engine's namespace (its keys are deleted before each run)")
 	fs.StringVar(&o.queue, "queue", "labkit-enginebench", "asynq's queue (its keys are deleted before each run)")
@@ -92,32 +60,24 @@ func parse(args []string, stdout io.Writer) (options, error) {
 	fs.IntVar(&o.runs, "runs", 5, "runs of each system, interleaved; the medians are printed")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "the longest one run may take")
 	fs.StringVar(&o.only, "only", "", `run one system only: "engine" or "asynq" (no ratios)`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, help)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return o, err
-		}
-		return o, usagef("%v", err)
+	if err := opscmd.Parse(fs, args, help, stdout); err != nil {
+		return o, err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return o, usagef("unexpected argument %q", fs.Arg(0))
 	case o.redis == "":
-		return o, usagef("--redis is required (a Redis server that serves nothing else while the bench runs)")
+		return o, opscmd.Usagef("--redis is required (a Redis server that serves nothing else while the bench runs)")
 	case o.namespace == "" || o.queue == "":
-		return o, usagef("--namespace and --queue must not be empty")
+		return o, opscmd.Usagef("--namespace and --queue must not be empty")
 	case o.jobs < 1:
-		return o, usagef("--jobs %d: want at least 1", o.jobs)
+		return o, opscmd.Usagef("--jobs %d: want at least 1", o.jobs)
 	case o.workers < 1:
-		return o, usagef("--workers %d: want at least 1", o.workers)
+		return o, opscmd.Usagef("--workers %d: want at least 1", o.workers)
 	case o.runs < 1:
-		return o, usagef("--runs %d: want at least 1", o.runs)
+		return o, opscmd.Usagef("--runs %d: want at least 1", o.runs)
 	case o.timeout <= 0:
-		return o, usagef("--timeout %v: want a positive duration", o.timeout)
+		return o, opscmd.Usagef("--timeout %v: want a positive duration", o.timeout)
 	case o.only != "" && o.only != "engine" && o.only != "asynq":
-		return o, usagef(`--only %q: want "engine" or "asynq"`, o.only)
+		return o, opscmd.Usagef(`--only %q: want "engine" or "asynq"`, o.only)
 	}
 	return o, nil
 }

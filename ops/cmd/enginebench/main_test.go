@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/fourth-outcome/labkit/ops/opscmd"
 )
 
 // call runs the command line and returns its exit status and output.
 func call(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	err := run(context.Background(), args, &out, &errb)
-	return exitCode(err, &errb), out.String(), errb.String()
+	return opscmd.ExitCode("enginebench", err, &errb), out.String(), errb.String()
 }
 
 // TestBenchRunsBothSystems proves only that the bench works end to end, on

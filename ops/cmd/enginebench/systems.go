@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/fourth-outcome/labkit/ops/opscmd"
 	"github.com/fourth-outcome/labkit/provider"
 	engine "github.com/fourth-outcome/labkit/solutions/10-engine"
 )
@@ -73,7 +74,7 @@ func (s *engineSystem) work(ctx context.Context, rec *recorder) (stop func(), er
 				case errors.Is(err, engine.ErrNoJob):
 					// The tail of the run: the last jobs are leased by
 					// other workers. Poll as a worker of a real pool would.
-					_ = sleepCtx(wctx, time.Millisecond)
+					_ = opscmd.Sleep(wctx, time.Millisecond)
 				case wctx.Err() != nil:
 				default:
 					firstErr.CompareAndSwap(nil, &err)
@@ -255,15 +256,3 @@ func (l *asynqLogger) Info(...any)       {}
 func (l *asynqLogger) Warn(args ...any)  { l.keep(args...) }
 func (l *asynqLogger) Error(args ...any) { l.keep(args...) }
 func (l *asynqLogger) Fatal(args ...any) { l.keep(args...) }
-
-// sleepCtx waits d, or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -26,50 +26,21 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fourth-outcome/labkit/ops/engineview"
+	"github.com/fourth-outcome/labkit/ops/opscmd"
 	"github.com/fourth-outcome/labkit/provider"
-	"github.com/fourth-outcome/labkit/redisaddr"
-	"github.com/fourth-outcome/labkit/redisaddr/redisclient"
 	"github.com/fourth-outcome/labkit/rubric"
 	engine "github.com/fourth-outcome/labkit/solutions/10-engine"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(exitCode(err, os.Stderr))
-}
-
-// usageError is bad input: exit 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
-
-// exitCode prints err in one line on stderr and returns the exit status.
-func exitCode(err error, stderr io.Writer) int {
-	var ue *usageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp), errors.Is(err, context.Canceled):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "enginedemo: %v (enginedemo --help for usage)\n", err)
-		return 2
-	}
-	fmt.Fprintf(stderr, "enginedemo: %v\n", err)
-	return 1
-}
+func main() { opscmd.Main("enginedemo", run) }
 
 // options are the demo's flags.
 type options struct {
@@ -98,7 +69,6 @@ Usage: enginedemo [flags]
 func parse(args []string, stdout io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("enginedemo", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.redis, "redis", "", "the Redis server, host:port or redis://host:port/db (default: an embedded Redis, whose address is printed)")
 	fs.StringVar(&o.namespace, "namespace", "labkit:demo", "the namespace of the engine's keys")
 	fs.BoolVar(&o.reset, "reset", false, "delete the namespace's keys first (without it, a namespace that holds keys is refused)")
@@ -116,32 +86,24 @@ func parse(args []string, stdout io.Writer) (options, error) {
 	fs.IntVar(&o.engine.MaxDeliveries, "max-deliveries", 4, "the engine's deliveries before a dead letter")
 	fs.IntVar(&o.engine.Capacity, "capacity", 100, "the engine's capacity (unfinished jobs)")
 	fs.DurationVar(&o.engine.BaseBackoff, "backoff", 500*time.Millisecond, "the engine's first backoff")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, help)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return o, err
-		}
-		return o, usagef("%v", err)
+	if err := opscmd.Parse(fs, args, help, stdout); err != nil {
+		return o, err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return o, usagef("unexpected argument %q", fs.Arg(0))
 	case o.namespace == "":
-		return o, usagef("--namespace is empty")
+		return o, opscmd.Usagef("--namespace is empty")
 	case o.workers < 1:
-		return o, usagef("--workers %d: want at least 1", o.workers)
+		return o, opscmd.Usagef("--workers %d: want at least 1", o.workers)
 	case o.jobs < 0 || o.steps < 1:
-		return o, usagef("--jobs %d --steps %d: want jobs >= 0 and steps >= 1", o.jobs, o.steps)
+		return o, opscmd.Usagef("--jobs %d --steps %d: want jobs >= 0 and steps >= 1", o.jobs, o.steps)
 	case !(o.rate > 0) || o.rate > 1e6:
-		return o, usagef("--rate %v: want a positive rate per second", o.rate)
+		return o, opscmd.Usagef("--rate %v: want a positive rate per second", o.rate)
 	case o.stepTime < 0 || o.duration < 0:
-		return o, usagef("--step-time and --duration must not be negative")
+		return o, opscmd.Usagef("--step-time and --duration must not be negative")
 	case !prob(o.faults) || !prob(o.crash) || !prob(o.invalid):
-		return o, usagef("--faults %v --crash %v --invalid %v: want probabilities in [0, 1]", o.faults, o.crash, o.invalid)
+		return o, opscmd.Usagef("--faults %v --crash %v --invalid %v: want probabilities in [0, 1]", o.faults, o.crash, o.invalid)
 	case o.jobs == 0 && o.duration == 0:
-		return o, usagef("--jobs 0 runs for ever: give --duration too, or interrupt it (--duration 1h)")
+		return o, opscmd.Usagef("--jobs 0 runs for ever: give --duration too, or interrupt it (--duration 1h)")
 	}
 	return o, nil
 }
@@ -164,22 +126,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer m.Close()
 		addr = m.Addr()
 	}
-	ro, err := redisclient.Options(addr)
+	rdb, _, err := opscmd.DialRedis(ctx, addr)
 	if err != nil {
-		return usagef("--redis: %v", err)
+		return err
 	}
-	goredis.SetLogger(quietLogger{}) // errors are returned, and said once
-	rdb := goredis.NewClient(ro)
 	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("cannot reach Redis at %s: %w", redisaddr.Describe(addr), err)
-	}
 	if err := prepare(ctx, rdb, o); err != nil {
 		return err
 	}
 	b, err := engine.NewRedis(rdb, o.namespace, o.engine)
 	if err != nil {
-		return usagef("%v", err)
+		return opscmd.Usagef("%v", err)
 	}
 	jobs := fmt.Sprintf("%d jobs", o.jobs)
 	if o.jobs == 0 {
@@ -251,7 +208,7 @@ func prepare(ctx context.Context, rdb *goredis.Client, o options) error {
 		return nil
 	}
 	if !o.reset {
-		return usagef("namespace %s holds %d keys (%s, ...): pass --reset to delete them first, or choose another --namespace", o.namespace, len(keys), keys[0])
+		return opscmd.Usagef("namespace %s holds %d keys (%s, ...): pass --reset to delete them first, or choose another --namespace", o.namespace, len(keys), keys[0])
 	}
 	for len(keys) > 0 {
 		n := min(len(keys), 500)
@@ -391,8 +348,3 @@ func globEscape(s string) string {
 	}
 	return string(out)
 }
-
-// quietLogger discards go-redis's own log lines.
-type quietLogger struct{}
-
-func (quietLogger) Printf(context.Context, string, ...any) {}

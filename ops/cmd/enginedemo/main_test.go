@@ -12,13 +12,14 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fourth-outcome/labkit/ops/engineview"
+	"github.com/fourth-outcome/labkit/ops/opscmd"
 )
 
 // call runs the command line and returns its exit status and output.
 func call(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	err := run(context.Background(), args, &out, &errb)
-	return exitCode(err, &errb), out.String(), errb.String()
+	return opscmd.ExitCode("enginedemo", err, &errb), out.String(), errb.String()
 }
 
 // TestDemoFinishesEveryJob: every job the demo submits ends done or dead,
