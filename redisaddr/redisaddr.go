@@ -140,14 +140,16 @@ type Dialer func(ctx context.Context, a Addr) (net.Conn, error)
 
 // Check connects to addr over plain TCP (or a unix socket) and returns nil
 // when the server answers and (unless allowForeign) its database holds no
-// key outside KeyPrefix. For a rediss:// address it returns ErrNeedsTLS
-// without connecting (redisclient.Check speaks TLS).
+// key outside KeyPrefix. For a rediss:// address it only opens a TCP
+// connection: ErrUnreachable when nothing accepts one, else ErrNeedsTLS
+// (redisclient.Check speaks TLS and checks the rest).
 func Check(ctx context.Context, addr string, allowForeign bool) error {
 	return CheckWith(ctx, addr, allowForeign, nil)
 }
 
 // CheckWith is Check with the connection opened by dial; a nil dial dials
-// plainly, and then a rediss:// address gives ErrNeedsTLS. Its errors are
+// plainly, and then a rediss:// address that accepts a TCP connection
+// gives ErrNeedsTLS. Its errors are
 // one line, wrap ErrBadAddr, ErrUnreachable, ErrForeignKeys or
 // ErrNeedsTLS, and say what to do.
 func CheckWith(ctx context.Context, addr string, allowForeign bool, dial Dialer) error {
@@ -155,10 +157,8 @@ func CheckWith(ctx context.Context, addr string, allowForeign bool, dial Dialer)
 	if err != nil {
 		return err
 	}
-	if dial == nil {
-		if a.TLS {
-			return fmt.Errorf("%w: %s is a rediss:// address, which this check cannot open", ErrNeedsTLS, Describe(addr))
-		}
+	plain := dial == nil
+	if plain {
 		dial = func(ctx context.Context, a Addr) (net.Conn, error) {
 			d := net.Dialer{Timeout: DialTimeout}
 			return d.DialContext(ctx, a.Network, a.Host)
@@ -171,6 +171,9 @@ func CheckWith(ctx context.Context, addr string, allowForeign bool, dial Dialer)
 		return fmt.Errorf("%w at %s: %s", ErrUnreachable, addr, oneLine(err))
 	}
 	defer nc.Close()
+	if plain && a.TLS {
+		return fmt.Errorf("%w: %s accepts connections; it is a rediss:// address, whose TLS this check cannot open", ErrNeedsTLS, Describe(addr))
+	}
 	c := &conn{nc: nc, r: bufio.NewReader(nc), deadline: time.Now().Add(checkTimeout)}
 	if d, ok := ctx.Deadline(); ok && d.Before(c.deadline) {
 		c.deadline = d

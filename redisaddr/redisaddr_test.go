@@ -133,11 +133,36 @@ func TestCheckManyKeys(t *testing.T) {
 }
 
 // TestCheckNeedsTLS: without a dialer that speaks TLS, a rediss:// address
-// is not dialled.
+// is only dialled: nothing listening is ErrUnreachable (labctl's exit 2), a
+// listener is ErrNeedsTLS (left for the suite's client to check).
 func TestCheckNeedsTLS(t *testing.T) {
-	err := Check(context.Background(), "rediss://127.0.0.1:1/0", false)
-	if !errors.Is(err, ErrNeedsTLS) {
-		t.Errorf("Check(rediss://) = %v, want ErrNeedsTLS", err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	addr := "rediss://" + ln.Addr().String() + "/0"
+	if err := Check(context.Background(), addr, false); !errors.Is(err, ErrNeedsTLS) {
+		t.Errorf("Check(%s) = %v, want ErrNeedsTLS", addr, err)
+	}
+
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = "rediss://" + closed.Addr().String() + "/0"
+	closed.Close()
+	if err := Check(context.Background(), addr, false); !errors.Is(err, ErrUnreachable) {
+		t.Errorf("Check(%s) = %v, want ErrUnreachable", addr, err)
 	}
 }
 
