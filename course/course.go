@@ -60,6 +60,10 @@ const (
 	// operations (suites/syncpoint), so the grader instruments its "sync"
 	// import.
 	schedulesSync
+	// schedulesAtomic: the suite schedules the implementation's sync/atomic
+	// operations (suites/syncpoint/atomic), so the grader instruments its
+	// "sync/atomic" import.
+	schedulesAtomic
 )
 
 // The packages outside the standard library that a lab may import.
@@ -77,7 +81,8 @@ const (
 // reflect, runtime/debug), starts programs (os/exec), loads code (plugin),
 // reads the test machinery (testing) or parses binaries (debug/...). A lab
 // whose "sync" is instrumented (schedulesSync) gets the suite's scheduled
-// mutexes under that name; the import stays "sync".
+// mutexes under that name; the import stays "sync". Likewise "sync/atomic"
+// (schedulesAtomic).
 var stdImports = []string{
 	"bufio", "bytes", "cmp", "container/heap", "container/list", "container/ring", "context",
 	"crypto/hmac", "crypto/md5", "crypto/rand", "crypto/sha1", "crypto/sha256", "crypto/sha512", "crypto/subtle",
@@ -94,7 +99,7 @@ var labs = []Lab{
 	built("01-claim", needsRace|schedulesSync),
 	built("02-redis", usesRedis|needsRace, goRedis),
 	built("03-ambiguous", 0, task, provider),
-	built("04-retry", needsRace, netHTTP),
+	built("04-retry", needsRace|schedulesSync|schedulesAtomic, netHTTP),
 	built("05-lease", needsRace|schedulesSync, task),
 	built("06-fencing", needsRace|schedulesSync, task),
 	built("07-deadletter", needsRace, task),
@@ -193,15 +198,16 @@ func built(dir string, f flags, imports ...string) Lab {
 	}
 	return Lab{
 		Lab: grader.Lab{
-			Lab:            r,
-			Dir:            dir,
-			TestFile:       r.Slug + "_test.go",
-			Shim:           string(shim),
-			Starter:        starterOf(dir),
-			Fixtures:       "suites/" + r.Slug + "suite/testdata",
-			InstrumentSync: f&schedulesSync != 0,
-			Imports:        slices.Sorted(slices.Values(append(slices.Clone(stdImports), imports...))),
-			Signatures:     signaturesOf(dir),
+			Lab:              r,
+			Dir:              dir,
+			TestFile:         r.Slug + "_test.go",
+			Shim:             string(shim),
+			Starter:          starterOf(dir),
+			Fixtures:         "suites/" + r.Slug + "suite/testdata",
+			InstrumentSync:   f&schedulesSync != 0,
+			InstrumentAtomic: f&schedulesAtomic != 0,
+			Imports:          slices.Sorted(slices.Values(append(slices.Clone(stdImports), imports...))),
+			Signatures:       signaturesOf(dir),
 		},
 		Redis: f&usesRedis != 0,
 		Race:  f&needsRace != 0,

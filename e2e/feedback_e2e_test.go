@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/render"
 )
@@ -69,7 +70,7 @@ func TestFeedbackPageInABrowser(t *testing.T) {
 	if rep.Diagnosis == nil {
 		t.Fatalf("the run is not diagnosed; course/signatures/01-claim.json should name timeout-keeps-claim")
 	}
-	page, err := render.Page("Lab 01 feedback", grader.Markdown(rep, lab.Lab, grader.MarkdownOptions{TimelineFigures: true}))
+	page, err := render.Page("Lab 01 feedback", feedback.Markdown(rep, lab.Lab, feedback.MarkdownOptions{TimelineFigures: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

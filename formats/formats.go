@@ -17,8 +17,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/gradebook"
-	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/term"
 )
 
@@ -36,7 +36,7 @@ type Input struct {
 	// level and next step; otherwise md is the instructor's feedback file.
 	Learner bool
 	// Markdown holds the learner view's hint level and links (Learner).
-	Markdown grader.MarkdownOptions
+	Markdown feedback.MarkdownOptions
 	// Term holds the terminal's settings for term.
 	Term term.Options
 	// Getenv reads the environment; classroom appends to the files that
@@ -117,7 +117,7 @@ func renderTerm(w io.Writer, in Input) error {
 		if in.Learner {
 			o.Markdown = in.Markdown
 		} else {
-			o.Markdown = grader.MarkdownOptions{Instructor: true, SiteBase: in.Class.DocsBase}
+			o.Markdown = feedback.MarkdownOptions{Instructor: true, SiteBase: in.Class.DocsBase}
 		}
 		b.WriteString(term.Feedback(r.Report, r.Lab, o))
 	}
@@ -127,7 +127,7 @@ func renderTerm(w io.Writer, in Input) error {
 
 func renderMarkdown(w io.Writer, in Input) error {
 	if r, ok := single(in); ok && in.Learner {
-		_, err := io.WriteString(w, grader.Markdown(r.Report, r.Lab, in.Markdown))
+		_, err := io.WriteString(w, feedback.Markdown(r.Report, r.Lab, in.Markdown))
 		return err
 	}
 	_, err := io.WriteString(w, gradebook.StudentMarkdown(in.Student, in.Class))

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/lateness"
 	"github.com/fourth-outcome/labkit/render"
@@ -191,11 +192,11 @@ func (o Options) scrub(s string) string {
 func LabMarkdown(r Result, o Options) string {
 	switch {
 	case r.Err != nil:
-		return fmt.Sprintf("# Lab %02d · %s: not graded\n\nThe submission could not be graded: %s\n", r.Lab.Number, r.Lab.Title, grader.EscapeInline(o.scrub(r.Err.Error())))
+		return fmt.Sprintf("# Lab %02d · %s: not graded\n\nThe submission could not be graded: %s\n", r.Lab.Number, r.Lab.Title, feedback.EscapeInline(o.scrub(r.Err.Error())))
 	case r.Missing:
 		return fmt.Sprintf("# Lab %02d · %s: 0/%d\n\nThe submission has no files for this lab (looked for `labs/%s/`, `%s/` and `.go` files of package `%s`).\n", r.Lab.Number, r.Lab.Title, r.Lab.TotalPoints(), r.Lab.Dir, r.Lab.Dir, r.Lab.Slug)
 	}
-	return o.scrub(grader.Markdown(r.Report, r.Lab, grader.MarkdownOptions{Instructor: true, SiteBase: o.DocsBase}))
+	return o.scrub(feedback.Markdown(r.Report, r.Lab, feedback.MarkdownOptions{Instructor: true, SiteBase: o.DocsBase}))
 }
 
 // StudentMarkdown is the student's whole feedback: notes from intake, then
@@ -204,12 +205,12 @@ func StudentMarkdown(s Student, o Options) string {
 	var b strings.Builder
 	b.WriteString(gradedWith(s, o))
 	if s.Err != nil {
-		fmt.Fprintf(&b, "# Feedback for %s: not graded\n\nThe submission could not be read: %s\n", grader.EscapeInline(s.Name), grader.EscapeInline(o.scrub(s.Err.Error())))
+		fmt.Fprintf(&b, "# Feedback for %s: not graded\n\nThe submission could not be read: %s\n", feedback.EscapeInline(s.Name), feedback.EscapeInline(o.scrub(s.Err.Error())))
 	}
 	if len(s.Notes) > 0 {
 		b.WriteString("Notes on the submission:\n\n")
 		for _, n := range s.Notes {
-			fmt.Fprintf(&b, "- %s\n", grader.EscapeInline(o.scrub(n)))
+			fmt.Fprintf(&b, "- %s\n", feedback.EscapeInline(o.scrub(n)))
 		}
 		b.WriteString("\n")
 	}
@@ -609,7 +610,7 @@ func SummaryMarkdown(students []Student, o Options) string {
 			if concept.Docs != "" && o.DocsBase != "" {
 				// summary.md sits one folder above the students' feedback.
 				base := strings.TrimPrefix(o.DocsBase, "../")
-				link = fmt.Sprintf("[%s](%s)", concept.Title, grader.MarkdownOptions{SiteBase: base}.DocsLink(concept.Docs))
+				link = fmt.Sprintf("[%s](%s)", concept.Title, feedback.MarkdownOptions{SiteBase: base}.DocsLink(concept.Docs))
 			}
 			fmt.Fprintf(&b, "| `%s` | %d%% | %d | %d | %d | %d | %d | %s |\n", t.name, t.missed()*100/n, t.fail, t.crash, t.timeout, t.race, t.notRun, link)
 		}

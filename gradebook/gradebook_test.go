@@ -6,13 +6,14 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
-	"github.com/fourth-outcome/labkit/changelog"
-	"github.com/fourth-outcome/labkit/lateness"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fourth-outcome/labkit/changelog"
+	"github.com/fourth-outcome/labkit/lateness"
 
 	"github.com/google/go-cmp/cmp"
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/grader"
 )
 
@@ -50,7 +51,7 @@ func Gradescope(s Student, o Options, md string) GradescopeResults {
 		if r.Report == nil {
 			why := "No files for this lab."
 			if r.Err != nil {
-				why = "Not graded: " + grader.EscapeInline(o.scrub(r.Err.Error()))
+				why = "Not graded: " + feedback.EscapeInline(o.scrub(r.Err.Error()))
 			}
 			for _, c := range r.Lab.Cases {
 				g.Tests = append(g.Tests, GradescopeTest{Name: name(c.Name), MaxScore: float64(c.Points) * w, Status: "failed", Output: why, Visibility: "visible"})
@@ -78,7 +79,7 @@ func Gradescope(s Student, o Options, md string) GradescopeResults {
 func caseOutput(c grader.CaseResult, o Options) string {
 	out := fmt.Sprintf("**%s**: %s\n", c.Status, c.Explanation)
 	if len(c.Output) > 0 {
-		out += "\n" + grader.Fence(strings.Split(o.scrub(strings.Join(c.Output, "\n")), "\n"))
+		out += "\n" + feedback.Fence(strings.Split(o.scrub(strings.Join(c.Output, "\n")), "\n"))
 	}
 	return strings.TrimRight(out, "\n")
 }
@@ -87,7 +88,7 @@ func caseOutput(c grader.CaseResult, o Options) string {
 // graded at all: score 0, no tests, and the reason, fenced.
 func GradescopeFailure(reason string) GradescopeResults {
 	return GradescopeResults{
-		Output:       "# Not graded\n\nThe autograder could not grade this submission:\n\n" + grader.Fence(strings.Split(reason, "\n")),
+		Output:       "# Not graded\n\nThe autograder could not grade this submission:\n\n" + feedback.Fence(strings.Split(reason, "\n")),
 		OutputFormat: "md", TestOutputFormat: "md", Visibility: "visible", Tests: []GradescopeTest{},
 	}
 }

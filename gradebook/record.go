@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fourth-outcome/labkit/changelog"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"time"
+
+	"github.com/fourth-outcome/labkit/changelog"
+	"github.com/fourth-outcome/labkit/feedback"
 
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/lateness"
@@ -208,7 +210,7 @@ func gradedWith(s Student, o Options) string {
 		if changes := changelog.Between(p.Rules, s.Rules, r.Lab.Number); len(changes) > 0 {
 			b.WriteString(" Rule changes in between:\n\n")
 			for _, e := range changes {
-				fmt.Fprintf(&b, "- %s\n", grader.EscapeInline(e.String()))
+				fmt.Fprintf(&b, "- %s\n", feedback.EscapeInline(e.String()))
 			}
 			b.WriteString("\n")
 		} else {

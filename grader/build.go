@@ -20,7 +20,7 @@ import (
 // starter, a copy) reuses its binary instead of linking it again, which is
 // most of a run's time.
 func cachedBuild(ctx context.Context, opts Options, files map[string][]byte, work, binary string) ([]string, error) {
-	key := sourceHash(files) + fmt.Sprintf("-%s-race%v-sync%v", opts.Lab.Dir, opts.Race, opts.Lab.InstrumentSync)
+	key := sourceHash(files) + fmt.Sprintf("-%s-race%v-sync%v-atomic%v", opts.Lab.Dir, opts.Race, opts.Lab.InstrumentSync, opts.Lab.InstrumentAtomic)
 	shared := filepath.Join(opts.Kit.Scratch, "bin", key, filepath.Base(binary))
 	mu, _ := opts.Kit.builds.LoadOrStore(key, &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
@@ -61,12 +61,11 @@ func buildTestBinary(ctx context.Context, opts Options, files map[string][]byte,
 	for _, f := range existing {
 		replace[f] = ""
 	}
+	subst := instrumented(opts.Lab)
 	for name, data := range files {
-		if opts.Lab.InstrumentSync {
-			// As in every other run of the lab: the suite schedules the
-			// submission's mutexes.
-			data, _ = instrumentSync(data)
-		}
+		// As in every other run of the lab: the suite schedules the
+		// submission's mutexes (and atomics) when the lab asks.
+		data, _ = instrumentSync(data, subst)
 		if err := os.WriteFile(filepath.Join(src, name), data, 0o644); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrKit, err)
 		}

@@ -56,9 +56,9 @@ func NewKit(root, scratchBase string) (*Kit, error) {
 		return nil, fmt.Errorf("%w: %v", ErrKit, err)
 	}
 	module := modulePathOf(modData)
-	// The labs and their suites, and the package the grader may point a
-	// submission's "sync" import at.
-	cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{if not .Standard}}{{.ImportPath}}\t{{.Dir}}{{end}}", "./labs/...", SyncPointPackage)
+	// The labs and their suites, and the packages the grader may point a
+	// submission's "sync" and "sync/atomic" imports at.
+	cmd := exec.Command("go", "list", "-deps", "-test", "-f", "{{if not .Standard}}{{.ImportPath}}\t{{.Dir}}{{end}}", "./labs/...", SyncPointPackage, SyncPointAtomicPackage)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	var stderr bytes.Buffer

@@ -55,6 +55,7 @@ func gradeToyIn(t *testing.T, root, impl string, jc jailCase, lim Limits) *Repor
 	}
 	opts := Options{Root: root, Lab: toyLab, Impl: impl, Timeout: time.Minute, CaseTimeout: toyCaseTimeout,
 		Kit: &Kit{Dir: root, Scratch: scratch, Module: "example.com/toy", Commit: "test"}, Sandbox: jc.sandbox, RunAs: jc.runAs, Limits: lim}
+	holdRunAs(t, jc.runAs, false)
 	rep, err := RunGoTest(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("RunGoTest(toy, %s) error = %v", jc.name, err)
@@ -231,6 +232,9 @@ func TestDetachedChildDiesWithoutPIDNamespace(t *testing.T) {
 	}
 	t.Cleanup(SetPIDNamespacesForTest(false))
 	if os.Geteuid() == 0 {
+		// Its sweep kills every process of nobody's on this machine: no
+		// other run as nobody, in this process or another, may be on.
+		holdRunAs(t, "nobody", true)
 		tag := fmt.Sprintf("labkit-detached-%d", time.Now().UnixNano())
 		root, impl := detachingToy(t, tag)
 		rep := gradeToyIn(t, root, impl, jailCase{"plain-nobody", SandboxOff, "nobody"}, Limits{})
@@ -344,7 +348,8 @@ func TestRaceDetectorInJail(t *testing.T) {
 			t.Parallel()
 			rep := gradeHermetic(t, Options{Impl: submission("data-race"), Race: true, Sandbox: jc.sandbox, RunAs: jc.runAs})
 			if statuses(rep)[StatusRace] == 0 {
-				t.Errorf("statuses = %v, problems %q, want a data race", statuses(rep), rep.Problems)
+				t.Errorf("statuses = %v, problems %q, limit %q, notes %q, want a data race; first case's output:\n%s",
+					statuses(rep), rep.Problems, rep.Limit, rep.Notes, strings.Join(rep.Cases[0].Output, "\n"))
 			}
 			for _, c := range rep.Cases {
 				for _, l := range c.Output {

@@ -226,6 +226,33 @@ func openSandboxDisk(pid int) *os.File {
 	return os.NewFile(uintptr(fd), "sandbox-disk")
 }
 
+// openWaitingSandboxDisk opens the disk (the tmpfs at /work, of size disk)
+// of the sandbox that bubblewrap process pid has set up and in which it
+// waits to start the binary; nil while there is none yet.
+func openWaitingSandboxDisk(pid int, disk int64) *os.File {
+	queue := children(pid)
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		queue = append(queue, children(p)...)
+		f := openSandboxDisk(p)
+		if f == nil {
+			continue
+		}
+		// Only the sandbox's own tmpfs has the size it was given (a page
+		// more at most): not this machine's /work, nor a sandbox not yet
+		// set up.
+		var st syscall.Statfs_t
+		if err := syscall.Fstatfs(int(f.Fd()), &st); err == nil {
+			if size := int64(st.Blocks) * st.Bsize; size >= disk && size < disk+1<<16 {
+				return f
+			}
+		}
+		f.Close()
+	}
+	return nil
+}
+
 // fsUsed is how many bytes are used of the file system f is on.
 func fsUsed(f *os.File) (int64, bool) {
 	var st syscall.Statfs_t

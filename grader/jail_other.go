@@ -31,6 +31,9 @@ func plainJail(s runSpec, lim Limits) (*jail, error) {
 // openSandboxDisk cannot reach the sandbox's tmpfs: there is no bubblewrap here.
 func openSandboxDisk(pid int) *os.File { return nil }
 
+// openWaitingSandboxDisk: there is no bubblewrap outside Linux.
+func openWaitingSandboxDisk(pid int, disk int64) *os.File { return nil }
+
 // fsUsed is not measured outside Linux.
 func fsUsed(f *os.File) (int64, bool) { return 0, false }
 

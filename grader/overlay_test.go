@@ -84,3 +84,43 @@ func TestBuildOverlayInstrumentsSyncWhenTheLabAsks(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildOverlayInstrumentsAtomicWhenTheLabAsks(t *testing.T) {
+	impl := t.TempDir()
+	src := "package retry\n\nimport (\n\t\"sync\"\n\t\"sync/atomic\"\n)\n\nvar (\n\tmu sync.Mutex\n\tn  atomic.Int64\n)\n"
+	if err := os.WriteFile(filepath.Join(impl, "retry.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		lab        Lab
+		sync, atom bool
+	}{
+		{Lab{Dir: "04-retry", TestFile: "retry_test.go", Shim: "package retry\n", InstrumentSync: true, InstrumentAtomic: true}, true, true},
+		{Lab{Dir: "04-retry", TestFile: "retry_test.go", Shim: "package retry\n", InstrumentAtomic: true}, false, true},
+		{Lab{Dir: "04-retry", TestFile: "retry_test.go", Shim: "package retry\n", InstrumentSync: true}, true, false},
+	} {
+		data, copies, err := buildOverlay(impl, Options{Lab: tt.lab})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ov struct{ Replace map[string]string }
+		if err := json.Unmarshal(data, &ov); err != nil {
+			t.Fatal(err)
+		}
+		copied := ov.Replace[filepath.Join(impl, "retry.go")]
+		if got, want := copies[copied], filepath.Join(impl, "retry.go"); got != want {
+			t.Errorf("sync %v atomic %v: the copy %s stands for %q, want %q", tt.lab.InstrumentSync, tt.lab.InstrumentAtomic, copied, got, want)
+		}
+		got, err := os.ReadFile(copied)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(got)
+		if strings.Contains(s, "sync \""+SyncPointPackage+"\"") != tt.sync || strings.Contains(s, "atomic \""+SyncPointAtomicPackage+"\"") != tt.atom {
+			t.Errorf("sync %v atomic %v: the copy reads\n%s", tt.lab.InstrumentSync, tt.lab.InstrumentAtomic, s)
+		}
+		if strings.Count(s, "\n") != strings.Count(src, "\n") {
+			t.Errorf("the copy has %d lines, the file %d", strings.Count(s, "\n"), strings.Count(src, "\n"))
+		}
+	}
+}

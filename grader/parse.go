@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -569,7 +570,11 @@ func (p *parser) stopReason(end runEnd) string {
 	case p.at.pkgAction == "pass":
 		return "the test binary exited with success before the suite reached this case (os.Exit in the code under test?)"
 	default:
-		return "the test binary stopped before the suite reached this case (a crash, a fatal error or os.Exit in the code under test)"
+		s := "the test binary stopped before the suite reached this case (a crash, a fatal error or os.Exit in the code under test)"
+		if last := p.at.scan.last; last != "" {
+			s += fmt.Sprintf("; its last output: %q", clip(last, 200))
+		}
+		return s
 	}
 }
 
@@ -781,6 +786,7 @@ func (p *parser) buildFailure(stderr string) *BuildFailure {
 		for cp, file := range p.buildPaths {
 			l = strings.ReplaceAll(l, cp, file)
 		}
+		l = unInstrument(l, p.lab)
 		if l == "" || strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "# ") {
 			continue
 		}
@@ -839,4 +845,17 @@ func lastLines(lines []string, n int) []string {
 		keep = keep[len(keep)-n:]
 	}
 	return keep
+}
+
+// unInstrument puts back, in a line of compiler output, the import paths
+// the grader changed in the learner's files (see instrumentSync): the
+// learner wrote "sync/atomic", and an unused import is theirs to remove
+// under that name.
+func unInstrument(l string, lab Lab) string {
+	for std, to := range instrumented(lab) {
+		q, stdq := strconv.Quote(to), strconv.Quote(std)
+		l = strings.ReplaceAll(l, q+" imported as "+path.Base(std)+" and not used", stdq+" imported and not used")
+		l = strings.ReplaceAll(l, q, stdq)
+	}
+	return l
 }

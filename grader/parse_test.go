@@ -129,8 +129,13 @@ func TestParseStatuses(t *testing.T) {
 	}
 }
 
+// parseLab is a fixed two-case lab for the parser's tests.
+var parseLab = Lab{Dir: "01-claim", Lab: rubric.Lab{Number: 1, Slug: "claim", Title: "Claim before you execute", TestName: "TestClaim",
+	Cases: []rubric.Case{{Name: "first_case", Points: 40}, {Name: "racing_case", Points: 60}},
+}}
+
 func TestParseBuildFailure(t *testing.T) {
-	lab := goldenLab
+	lab := parseLab
 	s := `{"ImportPath":"example/labs/01-claim [example/labs/01-claim.test]","Action":"build-output","Output":"# example/labs/01-claim\n"}
 {"ImportPath":"example/labs/01-claim [example/labs/01-claim.test]","Action":"build-output","Output":"labs/01-claim/claim.go:12:9: undefined: errInProgress\n"}
 {"ImportPath":"example/labs/01-claim [example/labs/01-claim.test]","Action":"build-fail"}
@@ -154,7 +159,7 @@ func TestParseBuildFailure(t *testing.T) {
 // position in the output names the learner's file, at the same line.
 func TestParseBuildFailureNamesTheLearnersFile(t *testing.T) {
 	const cp = "/home/ann/.cache/labkit/overlay/8f6fe41ffaac088a/claim.go"
-	p := newParser(goldenLab, "/kit/labs/01-claim", nil)
+	p := newParser(parseLab, "/kit/labs/01-claim", nil)
 	p.buildPaths = map[string]string{cp: "labs/01-claim/claim.go"}
 	p.buildFailed = true
 	p.buildOutput = []string{
@@ -173,6 +178,30 @@ labs/01-claim/claim.go:61:6: Store redeclared in this block
 	}
 	if got := rep.Build.Errors; len(got) != 3 || got[0].File != "claim.go" || got[0].Line != 50 || got[2].Line != 20 {
 		t.Errorf("compile errors = %+v, want claim.go at lines 50, 61 and 20", got)
+	}
+}
+
+// TestParseBuildFailureNamesTheLearnersImports: an unused import the
+// grader pointed at suites/syncpoint is named as the learner wrote it.
+func TestParseBuildFailureNamesTheLearnersImports(t *testing.T) {
+	const cp = "/home/ann/.cache/labkit/overlay/8f6fe41ffaac088a/retry.go"
+	lab := parseLab
+	lab.InstrumentSync, lab.InstrumentAtomic = true, true
+	p := newParser(lab, "/kit/labs/04-retry", nil)
+	p.buildPaths = map[string]string{cp: "labs/04-retry/retry.go"}
+	p.buildFailed = true
+	p.buildOutput = []string{
+		cp + `:5:2: "` + SyncPointAtomicPackage + `" imported and not used`,
+		cp + `:6:2: "` + SyncPointPackage + `" imported as sync and not used`,
+		cp + `:7:2: "` + SyncPointPackage + `" imported as gosync and not used`,
+	}
+	rep := p.report("")
+	require.NotNil(t, rep.Build)
+	want := `labs/04-retry/retry.go:5:2: "sync/atomic" imported and not used
+labs/04-retry/retry.go:6:2: "sync" imported and not used
+labs/04-retry/retry.go:7:2: "sync" imported as gosync and not used`
+	if rep.Build.Output != want {
+		t.Errorf("build output = %q, want %q", rep.Build.Output, want)
 	}
 }
 

@@ -1,7 +1,7 @@
 // Package grader runs a lab's pristine suite over an implementation (a
 // student's directory, the reference solution, or a catalogued mistake) and
-// turns the test2json stream into a Report (package report), rendered as
-// Markdown and HTML.
+// turns the test2json stream into a Report (package report), which
+// package feedback renders as Markdown and package formats in every format.
 package grader
 
 import "github.com/fourth-outcome/labkit/report"

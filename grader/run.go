@@ -170,7 +170,7 @@ func testBinaryPath(opts Options) (string, func(built bool), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00race=%v\x00sync=%v", root, opts.Lab.Dir, opts.Race, opts.Lab.InstrumentSync))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00race=%v\x00sync=%v\x00atomic=%v", root, opts.Lab.Dir, opts.Race, opts.Lab.InstrumentSync, opts.Lab.InstrumentAtomic))
 	pruneBinaries()
 	dir, err := cacheDir("bin", hex.EncodeToString(sum[:8]))
 	if err != nil {
@@ -248,13 +248,14 @@ func RaceEnv(current string) string {
 
 // buildOverlay returns the go -overlay JSON that makes labs/<lab> contain
 // exactly the implementation's files plus the pristine test shim, and the
-// copies it made in the cache (the shim, files whose "sync" import it
-// instrumented), each with the path that names the file it stands for,
+// copies it made in the cache (the shim, files whose "sync" or
+// "sync/atomic" import it instrumented), each with the path that names the file it stands for,
 // relative to the kit root when it is inside it ("labs/01-claim/claim.go"):
 // the compiler names the copies, and a student must see their own file.
 func buildOverlay(labDir string, opts Options) (overlay []byte, copies map[string]string, err error) {
 	replace := map[string]string{}
 	copies = map[string]string{}
+	subst := instrumented(opts.Lab)
 	existing, err := filepath.Glob(filepath.Join(labDir, "*.go"))
 	if err != nil {
 		return nil, nil, err
@@ -291,7 +292,7 @@ func buildOverlay(labDir string, opts Options) (overlay []byte, copies map[strin
 		for name, src := range files {
 			replace[filepath.Join(labDir, name)] = src
 		}
-	} else if opts.Lab.InstrumentSync {
+	} else if len(subst) > 0 {
 		// The lab directory is graded as it is: its own files are the
 		// ones to instrument.
 		for _, f := range existing {
@@ -300,12 +301,12 @@ func buildOverlay(labDir string, opts Options) (overlay []byte, copies map[strin
 			}
 		}
 	}
-	if opts.Lab.InstrumentSync {
+	if len(subst) > 0 {
 		for target, src := range replace {
 			if src == "" || strings.HasSuffix(target, "_test.go") {
 				continue
 			}
-			if replace[target], err = instrumentedCopy(src, os.ReadFile); err != nil {
+			if replace[target], err = instrumentedCopy(src, subst, os.ReadFile); err != nil {
 				return nil, nil, err
 			}
 			if replace[target] != src {

@@ -46,6 +46,7 @@ func grade(t *testing.T, opts Options) *Report {
 	if opts.Timeout == 0 {
 		opts.Timeout = time.Minute
 	}
+	holdRunAs(t, opts.RunAs, false)
 	rep, err := RunGoTest(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("Run(%s) error = %v", opts.Impl, err)
@@ -126,6 +127,14 @@ func TestRunHostileSubmissions(t *testing.T) {
 			}
 			if len(rep.Problems) == 0 {
 				t.Error("Problems is empty, want the early successful exit explained")
+			}
+		}},
+		{"os-exit-3-init", 0, false, func(t *testing.T, rep *Report) {
+			if statuses(rep)[StatusNotRun] != len(rep.Cases) {
+				t.Errorf("statuses = %v, want every case not run", statuses(rep))
+			}
+			if want := `its last output: "claim: cannot read config.json"`; len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], want) {
+				t.Errorf("Problems = %q, want the binary's last words quoted (%s)", rep.Problems, want)
 			}
 		}},
 		{"panic-in-goroutine", 0, false, func(t *testing.T, rep *Report) {

@@ -226,6 +226,10 @@ type jail struct {
 	// attach, when set, is called every few milliseconds from the
 	// binary's start until it returns true or the binary exits.
 	attach func() bool
+	// started, when set, is called once the binary's process has started,
+	// before attach: bubblewrap's sandbox waits for it (--block-fd), so
+	// that its disk is measured however soon the binary exits.
+	started func()
 	// after is called once the binary has exited, before the results
 	// are: it stops what the binary left running.
 	after func()
@@ -301,6 +305,15 @@ func bwrapJail(s runSpec, lim Limits) (*jail, error) {
 		closeFiles()
 		return nil, fmt.Errorf("%w: copy the run directory: %v", ErrKit, err)
 	}
+	// The sandbox waits, set up but before the binary runs, until the
+	// grader has opened its disk (see started below).
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		closeFiles()
+		return nil, fmt.Errorf("%w: %v", ErrNoSandbox, err)
+	}
+	files = append(files, blockR)
+	argv = append(argv, "--block-fd", strconv.Itoa(2+len(files)))
 	argv = append(argv, bwrapSeal()...)
 	argv = append(argv, "--chdir", "/work/run", "--clearenv")
 	for _, kv := range s.env {
@@ -315,8 +328,9 @@ func bwrapJail(s runSpec, lim Limits) (*jail, error) {
 	cmd.ExtraFiles = files
 	cmd.SysProcAttr = groupAttrs()
 	// The sandbox's tmpfs is measured through a descriptor of its root,
-	// opened as soon as the test binary runs: it keeps the file system
-	// readable after the sandbox is gone, for the last measure.
+	// opened before the test binary runs (started) or, failing that, as
+	// soon as it runs (attach): it keeps the file system readable after
+	// the sandbox is gone, for the last measure.
 	var (
 		mu   sync.Mutex
 		root *os.File
@@ -324,7 +338,9 @@ func bwrapJail(s runSpec, lim Limits) (*jail, error) {
 	j := &jail{cmd: cmd, after: func() {}, release: func() {}}
 	cgroupJail(j, lim)
 	release := j.release
+	var unblock sync.Once
 	j.release = func() {
+		unblock.Do(func() { blockW.Close() })
 		release()
 		closeFiles()
 		mu.Lock()
@@ -332,6 +348,31 @@ func bwrapJail(s runSpec, lim Limits) (*jail, error) {
 		if root != nil {
 			root.Close()
 		}
+	}
+	j.started = func() {
+		// The sandbox is set up and waits on blockR: open its disk
+		// through the waiting bwrap process, whose root is the sandbox's
+		// now, so that a binary that fills it and exits at once is still
+		// measured. Past a deadline (a machine too busy), let it run and
+		// attach as the binary runs.
+		blockR.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			if f := openWaitingSandboxDisk(cmd.Process.Pid, lim.Disk); f != nil {
+				mu.Lock()
+				root = f
+				mu.Unlock()
+				break
+			}
+			if time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		unblock.Do(func() {
+			blockW.Write([]byte{1})
+			blockW.Close()
+		})
 	}
 	j.attach = func() bool {
 		mu.Lock()
@@ -499,6 +540,9 @@ func runSandboxed(ctx context.Context, s runSpec, consume func(io.Reader)) (runR
 		return runResult{}, fmt.Errorf("%w: test2json: %v", ErrNoGo, err)
 	}
 	startErr := bin.Start()
+	if startErr == nil && j.started != nil {
+		j.started()
+	}
 	if j.statusW != nil {
 		j.statusW.Close()
 	}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxFrames is how many goroutines a verdict names.
@@ -34,6 +35,7 @@ type stackScan struct {
 	labDir string // "labs/01-claim": frames in this directory are the student's
 
 	crash string // the crash's first line, "panic: ...", "fatal error: ..."
+	last  string // the last line of output that is not go test's framing
 
 	inGoroutine bool
 	id          int
@@ -55,11 +57,23 @@ type dumpedGoroutine struct {
 
 func newStackScan(labDir string) *stackScan { return &stackScan{labDir: labDir} }
 
+// framingLine reports whether l is blank or go test's own framing ("===
+// RUN", "--- FAIL", "PASS", "FAIL", "exit status 1"), not the binary's
+// words.
+func framingLine(l string) bool {
+	t := strings.TrimSpace(l)
+	return t == "" || t == "PASS" || t == "FAIL" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- ") ||
+		strings.HasPrefix(t, "exit status ") || strings.HasPrefix(t, "FAIL\t") || strings.HasPrefix(t, "ok  \t")
+}
+
 // line reads one line of output.
 func (s *stackScan) line(l string) {
 	l = strings.TrimRight(l, "\r\n")
 	if s.crash == "" && crashRE.MatchString(l) {
 		s.crash = l
+	}
+	if !framingLine(l) {
+		s.last = l
 	}
 	if m := goroutineRE.FindStringSubmatch(l); m != nil {
 		s.inGoroutine = true
@@ -219,4 +233,16 @@ func crashMessage(line string) string {
 		line = strings.TrimSuffix(line, suffix)
 	}
 	return line
+}
+
+// clip returns s cut to at most n bytes, at a rune boundary, with "…" when
+// it was cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/workpool"
 )
@@ -357,7 +358,7 @@ func judge(c *Check, m Mistake) {
 	case "mistake":
 		concepts := rep.FailedConcepts()
 		concept := c.Lab.Concept(m.Concept)
-		md := Markdown(rep, c.Lab, MarkdownOptions{})
+		md := feedback.Markdown(rep, c.Lab, feedback.MarkdownOptions{})
 		switch {
 		case rep.Build != nil:
 			c.Detail = "does not compile: " + firstLine(rep.Build.Output)

@@ -39,6 +39,10 @@ type Lab struct {
 	// InstrumentSync grades the implementation with its "sync" import
 	// pointed at SyncPointPackage, whose mutexes the suite can schedule.
 	InstrumentSync bool
+	// InstrumentAtomic grades the implementation with its "sync/atomic"
+	// import pointed at SyncPointAtomicPackage, whose operations the suite
+	// can schedule.
+	InstrumentAtomic bool
 	// Imports is every package the lab's code may import, sorted: the
 	// standard packages the course allows every lab and the kit or
 	// third-party packages this lab needs. The grader refuses any other

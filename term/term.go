@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/grader"
 	xterm "golang.org/x/term"
 )
@@ -30,8 +31,8 @@ type Options struct {
 	// "labctl"; it appears in the commands the feedback suggests.
 	Prog string
 	// Markdown holds the hint level and the link settings shared with the
-	// Markdown feedback (grader.NextStep).
-	Markdown grader.MarkdownOptions
+	// Markdown feedback (feedback.NextStep).
+	Markdown feedback.MarkdownOptions
 	// Next is the sentence shown after a passing run ("On to lab 02: ..."
 	// or "The course is done ..."); empty for none.
 	Next string
@@ -110,17 +111,18 @@ func (s style) cyan(t string) string  { return s.wrap("36", t) }
 
 // Feedback renders rep as terminal feedback.
 func Feedback(rep *grader.Report, lab grader.Lab, o Options) string {
-	out := feedback(rep, lab, o, false)
+	out := screen(rep, lab, o, false)
 	if strings.Count(out, "\n") > MaxLines && !rep.Passed {
 		// Too long for one screen: the passing cases become one line, so
 		// that the score, the diagnosis, the first failure and the next
 		// step still fit.
-		out = feedback(rep, lab, o, true)
+		out = screen(rep, lab, o, true)
 	}
 	return out
 }
 
-func feedback(rep *grader.Report, lab grader.Lab, o Options, collapsePasses bool) string {
+// screen renders rep; collapsePasses folds the passing cases into one line.
+func screen(rep *grader.Report, lab grader.Lab, o Options, collapsePasses bool) string {
 	if o.Width <= 0 {
 		o.Width = 80
 	}
@@ -159,15 +161,15 @@ func feedback(rep *grader.Report, lab grader.Lab, o Options, collapsePasses bool
 		for i := range lines {
 			for _, e := range rep.Build.Errors {
 				if strings.HasPrefix(lines[i], e.File+":") {
-					lines[i] = grader.ShimPath(lab, e.File) + strings.TrimPrefix(lines[i], e.File)
+					lines[i] = feedback.ShimPath(lab, e.File) + strings.TrimPrefix(lines[i], e.File)
 				}
 			}
 		}
 		writeBlock(&b, lines, maxBuild, o, s, lab.Number)
-		if grader.InShim(lab, rep.Build) {
+		if feedback.InShim(lab, rep.Build) {
 			b.WriteString(wrap(fmt.Sprintf("The kit's test file labs/%s/%s uses a name your package does not define (or defines differently); labs/%s/README.md lists what the lab must provide.", lab.Dir, lab.TestFile, lab.Dir), "", o.Width))
 		}
-		b.WriteString(wrap("Run `"+grader.BuildAdvice(lab)+"` to see every error.", "", o.Width))
+		b.WriteString(wrap("Run `"+feedback.BuildAdvice(lab)+"` to see every error.", "", o.Width))
 		b.WriteString("\n")
 		writeNext(&b, rep, lab, o, s, "")
 		return b.String()
@@ -228,7 +230,7 @@ func feedback(rep *grader.Report, lab grader.Lab, o Options, collapsePasses bool
 	diagConcept := ""
 	if d := rep.Diagnosis; d != nil {
 		b.WriteString(wrap(s.bold("This looks like a known mistake: ")+d.Sentence(), "", o.Width))
-		b.WriteString(wrap(s.bold("Evidence. ")+grader.Evidence(d, ""), "  ", o.Width))
+		b.WriteString(wrap(s.bold("Evidence. ")+feedback.Evidence(d, ""), "  ", o.Width))
 		if concept := lab.Concept(d.Concept); concept.ID != "" && (first == nil || first.Concept != concept.ID) {
 			diagConcept = concept.ID
 			b.WriteString(wrap(s.bold("Misconception. ")+concept.Misconception, "  ", o.Width))
@@ -284,7 +286,7 @@ func feedback(rep *grader.Report, lab grader.Lab, o Options, collapsePasses bool
 
 // writeNext writes the one next thing to do after a failing run.
 func writeNext(b *strings.Builder, rep *grader.Report, lab grader.Lab, o Options, s style, firstCase string) {
-	plan := grader.NextPlan(rep, lab, o.Prog, o.Markdown)
+	plan := feedback.NextPlan(rep, lab, o.Prog, o.Markdown)
 	plan.Case = firstCase
 	next := plan.String()
 	b.WriteString(wrap(s.bold("Next: ")+next, "", o.Width))

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fourth-outcome/labkit/diagnosis"
+	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/rubric"
 )
@@ -128,7 +129,7 @@ func TestProgressReplacesTheLine(t *testing.T) {
 }
 
 func TestFeedbackRealTimeTimeline(t *testing.T) {
-	got := Feedback(report(3), lab, Options{Markdown: grader.MarkdownOptions{RealTime: true}})
+	got := Feedback(report(3), lab, Options{Markdown: feedback.MarkdownOptions{RealTime: true}})
 	if !strings.Contains(got, "Timeline (real time") || strings.Contains(got, "virtual time") {
 		t.Errorf("terminal feedback on the real clock labels its timeline wrong:\n%s", got)
 	}

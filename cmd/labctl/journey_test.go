@@ -25,17 +25,8 @@ var dateRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?`)
 // path normalised, is testdata/journey.txt: a change to anything a
 // learner sees on this path shows up in its diff.
 func TestLearnerJourney(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs lab 01's suite three times")
-	}
-	if ok, why := grader.RaceSupport(); !ok {
-		t.Skipf("the journey was recorded with the race detector on, which is unavailable here: %s", why)
-	}
-	lab, err := course.Find("01")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kit := copyKit(t)
+	skipJourney(t)
+	lab, kit := journeyKit(t)
 	var tr strings.Builder
 	step := func(note string, args ...string) {
 		t.Helper()
@@ -58,4 +49,26 @@ func TestLearnerJourney(t *testing.T) {
 	got = strings.ReplaceAll(got, filepath.ToSlash(kit), "$KIT")
 	got = dateRE.ReplaceAllString(got, "DATE")
 	compareGolden(t, filepath.Join("testdata", "journey.txt"), got)
+}
+
+// skipJourney skips a journey test where it cannot run as recorded: in
+// -short mode, and without the race detector.
+func skipJourney(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs lab 01's suite three times")
+	}
+	if ok, why := grader.RaceSupport(); !ok {
+		t.Skipf("the journey was recorded with the race detector on, which is unavailable here: %s", why)
+	}
+}
+
+// journeyKit returns lab 01 and a fresh copy of the kit to walk through it.
+func journeyKit(t *testing.T) (course.Lab, string) {
+	t.Helper()
+	lab, err := course.Find("01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lab, copyKit(t)
 }

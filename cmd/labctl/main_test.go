@@ -139,6 +139,7 @@ func TestHelpAndUsage(t *testing.T) {
 		{"hint level out of range", []string{"hint", "1", "9"}, 2, "want a number from 1 to 3"},
 		{"hint without lab", []string{"hint"}, 2, "want LAB [LEVEL]"},
 		{"unreachable redis", []string{"check", "2", "--redis", "127.0.0.1:1"}, 2, "cannot reach a Redis server"},
+		{"unreachable TLS redis", []string{"check", "2", "--redis", "rediss://127.0.0.1:1/15"}, 2, "cannot reach a Redis server"},
 		{"grade without folder", []string{"grade", "1"}, 2, "want LAB SUBMISSIONS_DIR"},
 		{"engine without subcommand", []string{"engine"}, 2, "want status, metrics or demo"},
 		{"engine unknown subcommand", []string{"engine", "bogus"}, 2, `unknown subcommand "bogus"`},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/changelog"
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/internal/progress"
 	"github.com/fourth-outcome/labkit/internal/starter"
@@ -68,7 +69,7 @@ type Result struct {
 	Report *grader.Report
 	// Markdown are the feedback's options: the hints seen, how to run
 	// labctl, whether the suite ran on the real clock.
-	Markdown grader.MarkdownOptions
+	Markdown feedback.MarkdownOptions
 	// Next is the next step after a pass.
 	Next string
 	// PassNote says, after a failing check, that an earlier pass under
@@ -211,7 +212,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := progress.Save(root, st); err != nil {
 		progress.WarnNotSaved(o.Log, fmt.Sprintf("this result (%d/%d)", rep.Score(), rep.Total), err, fmt.Sprintf("`%s list` and a check without a lab do not know it", o.Prog))
 	}
-	res.Markdown = grader.MarkdownOptions{HintsSeen: prev.HintLevel, Hints: hintCount(root, lab), Prog: o.Prog,
+	res.Markdown = feedback.MarkdownOptions{HintsSeen: prev.HintLevel, Hints: hintCount(root, lab), Prog: o.Prog,
 		// Against a real server the suite runs on the real clock.
 		RealTime: usesRedis(lab) && (o.Redis != "" || os.Getenv(redisaddr.Env) != "")}
 	res.Next = nextAfterPass(st, lab, o.Prog)

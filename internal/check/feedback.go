@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fourth-outcome/labkit/course"
+	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/grader"
 	"github.com/fourth-outcome/labkit/internal/progress"
 	"github.com/fourth-outcome/labkit/internal/usage"
@@ -88,7 +89,7 @@ func WriteHTML(root, file string, res Result) error {
 	mdo := res.Markdown
 	mdo.SiteBase = relDir(file, siteDir)
 	mdo.TimelineFigures = true
-	page, err := render.Page(fmt.Sprintf("Lab %02d feedback", res.Lab.Number), grader.Markdown(res.Report, res.Lab, mdo))
+	page, err := render.Page(fmt.Sprintf("Lab %02d feedback", res.Lab.Number), feedback.Markdown(res.Report, res.Lab, mdo))
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fourth-outcome/labkit/fakeclock"
 	"github.com/fourth-outcome/labkit/suites"
+	"github.com/fourth-outcome/labkit/suites/syncpoint"
 )
 
 // ---------------------------------------------------------------------------
@@ -1303,9 +1304,11 @@ func checkBudgetAccounting(t *testing.T, h *suites.History, tg target) {
 }
 
 const (
-	budgetRaceWorkers = 8
-	budgetCalibration = 5
-	budgetMaxRounds   = 3000
+	budgetRaceWorkers     = 8
+	budgetCalibration     = 5
+	budgetMaxRounds       = 3000
+	budgetScheduledRounds = 100 // seeded schedules tried on an instrumented budget
+	budgetFreeRounds      = 200 // real races after them, for the race detector
 )
 
 func checkBudgetConcurrency(t *testing.T, h *suites.History, tg target) {
@@ -1316,6 +1319,59 @@ func checkBudgetConcurrency(t *testing.T, h *suites.History, tg target) {
 	}
 	lab := func(capacity int) budget { return budgetOf(t, tg.newBudget(capacity)) }
 	broken := func(capacity int) budget { return newRacyBudget(capacity) }
+	want := func(round int, granted, left, refilled int, how string) {
+		t.Helper()
+		if granted != budgetRaceWorkers/2 || left != 0 || refilled != budgetRaceWorkers/2 {
+			t.Fatalf("round %d: %d goroutines each called Withdraw once on NewBudget(%d)%s: %d got a token and Tokens() = %d; then %d Deposits at once: Tokens() = %d; want %d, 0 and %d: a Budget is safe for concurrent use, so no token is handed out twice and no deposit is lost",
+				round, budgetRaceWorkers, budgetRaceWorkers/2, how, granted, left, budgetRaceWorkers, refilled, budgetRaceWorkers/2, budgetRaceWorkers/2)
+		}
+	}
+
+	// Scheduled rounds first. Graded by labctl, the budget's "sync" and
+	// "sync/atomic" imports point at suites/syncpoint, and the suite
+	// chooses from the case's seed which caller runs at every Lock, Unlock
+	// and atomic operation: a Load and the Add that acts on what it read
+	// (or two lock sections) are interleaved on every run, on one CPU or
+	// many, and a failing round replays from the seed.
+	seed := suites.Seed(t)
+	h.Note("round after round, %d callers each Withdraw once from a budget of %d, then Deposit once into the emptied budget, their lock and atomic operations interleaved by the suite from seed %d", budgetRaceWorkers, budgetRaceWorkers/2, seed)
+	scheduled := 0
+	for round := range budgetScheduledRounds {
+		granted, left, refilled, trace, controlled := scheduledBudgetRound(seed+int64(round), lab)
+		if granted != budgetRaceWorkers/2 || left != 0 || refilled != budgetRaceWorkers/2 {
+			// Whatever the schedule, this is what the budget did.
+			h.Note("round %d: the schedule of the callers' operations:", round+1)
+			const shown = 48
+			for i, l := range trace {
+				if i == shown {
+					h.Note("  ... (%d more switches)", len(trace)-shown)
+					break
+				}
+				h.Note("  %s", l)
+			}
+			want(round+1, granted, left, refilled, " under a schedule of their lock and atomic operations")
+		}
+		if !controlled {
+			break // no instrumented locks or atomics, or code the schedule cannot drive
+		}
+		scheduled++
+	}
+	if scheduled == budgetScheduledRounds {
+		// The budget is right under every schedule tried. A few rounds on
+		// the real scheduler still give the race detector parallel
+		// accesses to look at: the schedule's hand-offs order every
+		// access, so under it the detector sees none.
+		h.Note("then %d rounds of goroutines released together, for the race detector", budgetFreeRounds)
+		for round := range budgetFreeRounds {
+			granted, left, refilled := budgetRound(lab)
+			want(round+1, granted, left, refilled, " (released together)")
+		}
+		return
+	}
+
+	// Otherwise (the budget synchronises with something the schedule does
+	// not drive, or runs under plain go test) the race is run for real,
+	// calibrated against a budget known to be broken.
 	h.Note("round after round, %d goroutines released together each Withdraw once from a budget of %d, then Deposit once into the emptied budget", budgetRaceWorkers, budgetRaceWorkers/2)
 	hits, round := 0, 0
 	giveUp := suites.RealNow().Add(suites.RaceBudget)
@@ -1323,10 +1379,8 @@ func checkBudgetConcurrency(t *testing.T, h *suites.History, tg target) {
 		if round == budgetMaxRounds/10 && hits == 0 {
 			break // this machine does not interleave at all; stop early
 		}
-		if granted, left, refilled := budgetRound(lab); granted != budgetRaceWorkers/2 || left != 0 || refilled != budgetRaceWorkers/2 {
-			t.Fatalf("round %d: %d goroutines each called Withdraw once on NewBudget(%d): %d got a token and Tokens() = %d; then %d Deposits at once: Tokens() = %d; want %d, 0 and %d: a Budget is safe for concurrent use, so no token is handed out twice and no deposit is lost",
-				round+1, budgetRaceWorkers, budgetRaceWorkers/2, granted, left, budgetRaceWorkers, refilled, budgetRaceWorkers/2, budgetRaceWorkers/2)
-		}
+		granted, left, refilled := budgetRound(lab)
+		want(round+1, granted, left, refilled, "")
 		if granted, left, refilled := budgetRound(broken); granted != budgetRaceWorkers/2 || left != 0 || refilled != budgetRaceWorkers/2 {
 			hits++
 		}
@@ -1334,6 +1388,41 @@ func checkBudgetConcurrency(t *testing.T, h *suites.History, tg target) {
 	if hits < budgetCalibration {
 		suites.Inconclusive(t, "in %d rounds (at most %v of real time) this machine interleaved budget calls only %d times (the race detector and more cores help); the budget was not caught losing a token", round, suites.RaceBudget, hits)
 	}
+}
+
+// scheduledBudgetRound is budgetRound under schedules drawn from seed
+// (suites/syncpoint): when the budget's mutexes and atomics are the
+// grader's instrumented ones, only one caller runs at a time and the suite
+// picks who runs at every Lock, Unlock and atomic operation. It returns
+// what budgetRound does, the schedules' trace, and whether both races
+// (the Withdraws, then the Deposits) were controlled.
+func scheduledBudgetRound(seed int64, newBudget func(capacity int) budget) (granted, left, refilled int, trace []string, controlled bool) {
+	b := newBudget(budgetRaceWorkers / 2)
+	names := make([]string, budgetRaceWorkers)
+	fs := make([]func(), budgetRaceWorkers)
+	race := func(seed int64, op string, f func()) syncpoint.Result {
+		for i := range fs {
+			names[i] = fmt.Sprintf("caller %d", i)
+			fs[i] = f
+		}
+		res := syncpoint.Race(seed, names, fs...)
+		trace = append(trace, fmt.Sprintf("each caller %s once (seed %d):", op, seed))
+		for _, l := range res.Trace {
+			trace = append(trace, "  "+l)
+		}
+		return res
+	}
+	var n atomic.Int64
+	w := race(seed, "Withdraws", func() {
+		if b.Withdraw() {
+			n.Add(1)
+		}
+	})
+	left = b.Tokens()
+	for b.Withdraw() {
+	}
+	d := race(seed^0x5bd1e995, "Deposits", b.Deposit)
+	return int(n.Load()), left, b.Tokens(), trace, w.Controlled && d.Controlled
 }
 
 // budgetRound races budgetRaceWorkers Withdraws on a budget of half as

@@ -243,7 +243,7 @@ var tests = []suites.Test[target]{
 			Rules:       []string{"R17"},
 			Points:      2,
 			Race:        true,
-			Explanation: "Goroutines released together call Withdraw and Deposit on one budget, round after round, until a deliberately broken budget run between the rounds has been caught losing updates: no token is handed out twice and no deposit is lost. A machine that never runs two calls at once cannot exercise this: the case then says \"not exercised\" and earns nothing.",
+			Explanation: "Eight callers each Withdraw once from one budget of 4, then each Deposit once into the emptied budget, round after round: no token is handed out twice and no deposit is lost. The suite interleaves the budget's sync.Mutex and sync/atomic operations itself, from the case's seed (graded by labctl, the budget's \"sync\" and \"sync/atomic\" imports point at the kit's suites/syncpoint, same API, same line numbers), so a Load followed by an Add is caught on every run and the seed replays it; rounds on goroutines released together follow, for the race detector. A budget that synchronises otherwise is raced for real, calibrated against a deliberately broken budget: a machine that never runs two calls at once cannot exercise that, and the case then says \"not exercised\" and earns nothing.",
 		},
 		Check: checkBudgetConcurrency,
 	},

@@ -1,4 +1,4 @@
-package grader
+package feedback
 
 import (
 	"flag"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fourth-outcome/labkit/report"
 	"github.com/fourth-outcome/labkit/rubric"
 )
 
@@ -15,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/fe
 
 // goldenLab is a fixed rubric, so the golden files change only when the
 // rendering does, not when a lab's wording is edited.
-var goldenLab = Lab{Dir: "01-claim", NextLab: 2, Lab: rubric.Lab{Number: 1, Slug: "claim", Title: "Claim before you execute", TestName: "TestClaim",
+var goldenLab = report.Lab{Dir: "01-claim", NextLab: 2, Lab: rubric.Lab{Number: 1, Slug: "claim", Title: "Claim before you execute", TestName: "TestClaim",
 	Concepts: []rubric.Concept{
 		{ID: "atomic", Title: "The claim is one atomic step", Misconception: "Lookup then insert is a claim.", Hint: "Make the lookup and the insert one step.", Docs: "docs/01-claim.md#the-claim-is-one-atomic-step"},
 		{ID: "stored", Title: "The result is stored", Misconception: "Keys can be forgotten.", Hint: "Keep the record.", Docs: "docs/01-claim.md#the-result-is-stored-and-replayed"},
@@ -26,19 +27,19 @@ var goldenLab = Lab{Dir: "01-claim", NextLab: 2, Lab: rubric.Lab{Number: 1, Slug
 	},
 }}
 
-func fixtureReport(lab Lab) *Report {
-	rep := &Report{Lab: lab.Number, Slug: lab.Slug, Title: lab.Title, Total: lab.TotalPoints(), Target: "labs/01-claim", Race: true, Seed: "42", Duration: 1500 * time.Millisecond}
+func fixtureReport(lab report.Lab) *report.Report {
+	rep := &report.Report{Lab: lab.Number, Slug: lab.Slug, Title: lab.Title, Total: lab.TotalPoints(), Target: "labs/01-claim", Race: true, Seed: "42", Duration: 1500 * time.Millisecond}
 	for i, c := range lab.Cases {
-		cr := CaseResult{Name: c.Name, Concept: c.Concept, Points: c.Points, Explanation: c.Explanation}
+		cr := report.CaseResult{Name: c.Name, Concept: c.Concept, Points: c.Points, Explanation: c.Explanation}
 		if i == 1 {
-			cr.Status = StatusFail
+			cr.Status = report.StatusFail
 			cr.Output = []string{`20 workers called Do("k1") while the first one was working: work ran 2 times, want 1`}
 			cr.Timeline = []string{
 				"t=0s  worker 00  work starts -> first execution",
 				"t=0s  worker 01  work starts -> EXECUTION #2: the side effect happened again",
 			}
 		} else {
-			cr.Status, cr.Earned = StatusPass, c.Points
+			cr.Status, cr.Earned = report.StatusPass, c.Points
 		}
 		rep.Cases = append(rep.Cases, cr)
 	}
@@ -50,16 +51,16 @@ func TestMarkdownGolden(t *testing.T) {
 	lab := goldenLab
 	failing := fixtureReport(lab)
 	passing := fixtureReport(lab)
-	passing.Cases[1].Status, passing.Cases[1].Earned = StatusPass, passing.Cases[1].Points
+	passing.Cases[1].Status, passing.Cases[1].Earned = report.StatusPass, passing.Cases[1].Points
 	passing.Finalize(lab)
-	broken := &Report{Lab: 1, Slug: "claim", Title: lab.Title, Total: 100, Duration: time.Second,
-		Build: &BuildFailure{Errors: []CompileError{{File: "claim.go", Line: 12, Column: 9, Message: "undefined: errInProgress"}}, Output: "labs/01-claim/claim.go:12:9: undefined: errInProgress"}}
+	broken := &report.Report{Lab: 1, Slug: "claim", Title: lab.Title, Total: 100, Duration: time.Second,
+		Build: &report.BuildFailure{Errors: []report.CompileError{{File: "claim.go", Line: 12, Column: 9, Message: "undefined: errInProgress"}}, Output: "labs/01-claim/claim.go:12:9: undefined: errInProgress"}}
 	for _, c := range lab.Cases {
-		broken.Cases = append(broken.Cases, CaseResult{Name: c.Name, Concept: c.Concept, Points: c.Points, Status: StatusNotRun, Output: []string{"the code did not compile"}})
+		broken.Cases = append(broken.Cases, report.CaseResult{Name: c.Name, Concept: c.Concept, Points: c.Points, Status: report.StatusNotRun, Output: []string{"the code did not compile"}})
 	}
 	tests := []struct {
 		name string
-		rep  *Report
+		rep  *report.Report
 	}{
 		{"failing", failing},
 		{"passing", passing},
@@ -148,8 +149,8 @@ func TestBuildErrorInTheShim(t *testing.T) {
 	lab := goldenLab
 	lab.TestFile = "claim_test.go"
 	cached := "/root/.cache/labkit/overlay/b67352bfba0818ff/claim_test.go"
-	rep := &Report{Lab: 1, Title: lab.Title, Total: 100, Build: &BuildFailure{
-		Errors: []CompileError{{File: cached, Line: 12, Column: 20, Message: "undefined: New"}},
+	rep := &report.Report{Lab: 1, Title: lab.Title, Total: 100, Build: &report.BuildFailure{
+		Errors: []report.CompileError{{File: cached, Line: 12, Column: 20, Message: "undefined: New"}},
 		Output: cached + ":12:20: undefined: New"}}
 	md := Markdown(rep, lab, MarkdownOptions{})
 	for _, want := range []string{"labs/01-claim/claim_test.go:12:20: undefined: New", "`go vet ./labs/01-claim/`", "uses a name your package does not define"} {
@@ -176,8 +177,8 @@ func TestTimelineLabel(t *testing.T) {
 // TestMarkdownShowsGradingNotes: what the sandbox could not enforce on this
 // machine is said in the feedback, once per note.
 func TestMarkdownShowsGradingNotes(t *testing.T) {
-	lab := Lab{Lab: rubric.Lab{Number: 1, Title: "T", Cases: []rubric.Case{{Name: "a", Points: 100}}}}
-	rep := &Report{Lab: 1, Title: "T", Total: 100, Race: true, Cases: []CaseResult{{Name: "a", Points: 100, Status: StatusPass}},
+	lab := report.Lab{Lab: rubric.Lab{Number: 1, Title: "T", Cases: []rubric.Case{{Name: "a", Points: 100}}}}
+	rep := &report.Report{Lab: 1, Title: "T", Total: 100, Race: true, Cases: []report.CaseResult{{Name: "a", Points: 100, Status: report.StatusPass}},
 		Notes: []string{"no Landlock on this machine: the run could read /proc"}}
 	rep.Finalize(lab)
 	md := Markdown(rep, lab, MarkdownOptions{})

@@ -1,4 +1,8 @@
-package grader
+// Package feedback renders a finalized report (package report) as the
+// Markdown a learner or an instructor reads: each failing case's property,
+// misconception, evidence, timeline, hint and chapter, and the next step.
+// It computes nothing: every score and status it prints is Finalize's.
+package feedback
 
 import (
 	"fmt"
@@ -8,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fourth-outcome/labkit/diagnosis"
+	"github.com/fourth-outcome/labkit/report"
 )
 
 // MarkdownOptions tunes feedback rendering.
@@ -43,7 +48,7 @@ type MarkdownOptions struct {
 
 // TimelineLabel is what case c's timeline is labelled with: the clock the
 // suite says it was taken on, or, for a case with no such word, the run's.
-func (o MarkdownOptions) TimelineLabel(c CaseResult) string {
+func (o MarkdownOptions) TimelineLabel(c report.CaseResult) string {
 	if c.Clock == "real" || (c.Clock == "" && o.RealTime) {
 		return "real time, against a real server: it differs from run to run"
 	}
@@ -102,7 +107,7 @@ type Next struct {
 }
 
 // NextPlan decides the next step after rep.
-func NextPlan(rep *Report, lab Lab, prog string, o MarkdownOptions) Next {
+func NextPlan(rep *report.Report, lab report.Lab, prog string, o MarkdownOptions) Next {
 	n := Next{Prog: prog, Lab: lab.Number, HintsSeen: o.HintsSeen, Hints: o.Hints, Seed: rep.Seed}
 	if n.Hints == 0 {
 		n.Hints = 3
@@ -156,16 +161,16 @@ func (n Next) String() string {
 }
 
 // NextStep words the next step after rep (NextPlan's, as a paragraph).
-func NextStep(rep *Report, lab Lab, prog string, o MarkdownOptions) string {
+func NextStep(rep *report.Report, lab report.Lab, prog string, o MarkdownOptions) string {
 	return NextPlan(rep, lab, prog, o).String()
 }
 
 // onlyNotExercised reports whether every case that did not pass was not
 // exercised (and at least one was).
-func onlyNotExercised(rep *Report) bool {
+func onlyNotExercised(rep *report.Report) bool {
 	failed := rep.Failed()
 	for _, c := range failed {
-		if c.Status != StatusInconclusive {
+		if c.Status != report.StatusInconclusive {
 			return false
 		}
 	}
@@ -184,7 +189,7 @@ var numberWords = []string{"zero", "one", "two", "three", "four", "five", "six",
 // ShimPath rewrites a compile error's file name for the student: the
 // pristine test shim lives in the kit's cache, so an error in it is shown
 // at the lab's own test file, which holds the same code.
-func ShimPath(lab Lab, file string) string {
+func ShimPath(lab report.Lab, file string) string {
 	if filepath.IsAbs(file) && filepath.Base(file) == lab.TestFile {
 		return "labs/" + lab.Dir + "/" + lab.TestFile
 	}
@@ -192,7 +197,7 @@ func ShimPath(lab Lab, file string) string {
 }
 
 // shimOutput applies ShimPath to every path in the compiler's output.
-func shimOutput(lab Lab, out string) string {
+func shimOutput(lab report.Lab, out string) string {
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {
 		file, rest, ok := strings.Cut(l, ":")
@@ -205,7 +210,7 @@ func shimOutput(lab Lab, out string) string {
 
 // InShim reports whether a build failure is in the pristine test file: the
 // suite uses something the student's package does not define (yet).
-func InShim(lab Lab, bf *BuildFailure) bool {
+func InShim(lab report.Lab, bf *report.BuildFailure) bool {
 	for _, e := range bf.Errors {
 		if filepath.Base(e.File) == lab.TestFile {
 			return true
@@ -217,12 +222,12 @@ func InShim(lab Lab, bf *BuildFailure) bool {
 // BuildAdvice is the command that shows a build failure again: go vet,
 // which compiles the test file too (go build would skip it and succeed
 // when the error is in the suite's use of the package).
-func BuildAdvice(lab Lab) string { return "go vet ./labs/" + lab.Dir + "/" }
+func BuildAdvice(lab report.Lab) string { return "go vet ./labs/" + lab.Dir + "/" }
 
 // DiagnosisParagraph says, in Markdown, which catalogued mistake a run's
 // failures look like, the evidence, and the misconception, hint and docs
 // of the mistake's concept.
-func DiagnosisParagraph(d *diagnosis.Match, lab Lab, o MarkdownOptions) string {
+func DiagnosisParagraph(d *diagnosis.Match, lab report.Lab, o MarkdownOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**A known mistake:** %s\n\n", EscapeInline(sentenceCase(d.Sentence())))
 	b.WriteString("**The evidence.** " + evidence(d, "`") + "\n\n")
@@ -280,7 +285,7 @@ func sentenceCase(s string) string {
 // fails and why it matters, the misconception behind it, the hint to try,
 // the docs section to read, the timeline of each failing case, and what
 // passes.
-func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
+func Markdown(rep *report.Report, lab report.Lab, o MarkdownOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Lab %02d · %s: %d/%d\n\n", rep.Lab, rep.Title, rep.Score(), rep.Total)
 	failed := rep.Failed()
@@ -366,7 +371,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 			if len(c.Output) > 0 {
 				b.WriteString("**What happened.**\n\n")
 				b.WriteString(fence(c.Output))
-			} else if c.Status == StatusNotRun {
+			} else if c.Status == report.StatusNotRun {
 				b.WriteString("**What happened.** The suite never reached this case.\n\n")
 			}
 			if len(c.Timeline) > 0 {
@@ -380,7 +385,7 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 			// or crashed is no misconception's evidence: none is named. A
 			// case the diagnosis explains points to it.
 			switch {
-			case concept.ID == "" || !ShowsMisconception(c.Status):
+			case concept.ID == "" || !report.ShowsMisconception(c.Status):
 			case rep.Explained(c):
 				fmt.Fprintf(&b, "**Concept: %s.** This failure is part of the mistake described under \"What this looks like\".\n\n", concept.Title)
 			default:
@@ -393,9 +398,9 @@ func Markdown(rep *Report, lab Lab, o MarkdownOptions) string {
 		}
 	}
 
-	var passed []CaseResult
+	var passed []report.CaseResult
 	for _, c := range rep.Cases {
-		if c.Status == StatusPass {
+		if c.Status == report.StatusPass {
 			passed = append(passed, c)
 		}
 	}
@@ -471,9 +476,9 @@ func fence(lines []string) string {
 }
 
 // noneRan reports whether no case of the report got to run.
-func noneRan(rep *Report) bool {
+func noneRan(rep *report.Report) bool {
 	for _, c := range rep.Cases {
-		if c.Status != StatusNotRun {
+		if c.Status != report.StatusNotRun {
 			return false
 		}
 	}

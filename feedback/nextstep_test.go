@@ -1,15 +1,16 @@
-package grader
+package feedback
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/fourth-outcome/labkit/report"
 	"github.com/fourth-outcome/labkit/rubric"
 )
 
 func TestNextStepWhenOnlyRaceCasesWereNotExercised(t *testing.T) {
-	lab := Lab{Lab: rubric.Lab{Number: 1, Cases: []rubric.Case{{Name: "racy", Points: 60, Race: true}}}}
-	rep := &Report{Total: 60, Cases: []CaseResult{{Name: "racy", Points: 60, Status: StatusPass}}}
+	lab := report.Lab{Lab: rubric.Lab{Number: 1, Cases: []rubric.Case{{Name: "racy", Points: 60, Race: true}}}}
+	rep := &report.Report{Total: 60, Cases: []report.CaseResult{{Name: "racy", Points: 60, Status: report.StatusPass}}}
 	rep.Finalize(lab)
 	got := NextStep(rep, lab, "labctl", MarkdownOptions{})
 	if want := "install a C compiler"; !strings.Contains(got, want) || strings.Contains(got, "Fix") {
