@@ -89,7 +89,7 @@ func TestRubricsMatchTheSuites(t *testing.T) {
 
 // TestSignaturesCoverTheCatalogue keeps course/signatures to the mistake
 // catalogue: a lab with signatures has one for each of its mistakes, with
-// the mistake's concept, rules and summary, and none for a mistake that is
+// the mistake's concept, rules, summary and From, and none for a mistake that is
 // gone; every failing case it names is one of the lab's cases. (Which
 // cases a mistake fails is computed by running it: labctl verify
 // --write-signatures.)
@@ -125,8 +125,8 @@ func TestSignaturesCoverTheCatalogue(t *testing.T) {
 				continue
 			}
 			delete(have, m.Name)
-			if s.Concept != m.Concept || s.Summary != m.Summary || !slices.Equal(s.Rules, m.Rules) {
-				t.Errorf("course/signatures/%s.json: %s's concept, rules or summary differ from its patch; run labctl verify --write-signatures %d", lab.Dir, m.Name, lab.Number)
+			if s.Concept != m.Concept || s.Summary != m.Summary || !slices.Equal(s.Rules, m.Rules) || !slices.Equal(s.From, m.From) {
+				t.Errorf("course/signatures/%s.json: %s's concept, rules, summary or From differ from its patch; run labctl verify --write-signatures %d", lab.Dir, m.Name, lab.Number)
 			}
 		}
 		for name := range have {

@@ -16,6 +16,7 @@ package diagnosis
 import (
 	"cmp"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -66,6 +67,33 @@ type Signature struct {
 	Summary string   `json:"summary"` // the mistake in a sentence, the catalogue's "Mistake:"
 	// Failing maps each failing case to its kind (Fail, Race, Panic).
 	Failing map[string]string `json:"failing"`
+	// From names the programs the catalogue entry was written from
+	// ("04-retry/wrong/t3-atomic-check-then-act"): a measure of the
+	// diagnosis on those programs leaves the entry out (HeldOut).
+	From []string `json:"from,omitempty"`
+}
+
+// HeldOut returns table without the entries written from the program
+// named by path (any path ending in the "NN-name/kind/program" an entry's
+// From gives): diagnosing a program by its own entry would measure
+// nothing. The table is returned as it is when no entry came from it.
+func HeldOut(table []Signature, path string) []Signature {
+	path = filepath.ToSlash(path)
+	from := func(s Signature) bool {
+		return slices.ContainsFunc(s.From, func(f string) bool {
+			return path == f || strings.HasSuffix(path, "/"+f)
+		})
+	}
+	if !slices.ContainsFunc(table, from) {
+		return table
+	}
+	out := make([]Signature, 0, len(table))
+	for _, s := range table {
+		if !from(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Match is a diagnosis: the mistake whose signature is closest to the run's

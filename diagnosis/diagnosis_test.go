@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -115,5 +116,36 @@ func TestDiagnoseWeighsCommonCasesLess(t *testing.T) {
 	}
 	if r := Rarity(table); !(r["waits"] < r["arithmetic"]) || !(r["model"] < r["waits"]) {
 		t.Errorf("Rarity = %v, want model < waits < arithmetic", r)
+	}
+}
+
+func TestHeldOut(t *testing.T) {
+	table := []Signature{
+		{Mistake: "a", From: []string{"04-retry/wrong/t3-a"}},
+		{Mistake: "b"},
+		{Mistake: "c", From: []string{"04-retry/wrong/t3-x", "04-retry/wrong/t3-a"}},
+	}
+	names := func(s []Signature) (out []string) {
+		for _, x := range s {
+			out = append(out, x.Mistake)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"04-retry/wrong/t3-a", []string{"b"}},
+		{"/kit/suites/testdata/blind/04-retry/wrong/t3-a", []string{"b"}},
+		{"04-retry/wrong/t3-x", []string{"a", "b"}},
+		{"04-retry/wrong/xt3-a", []string{"a", "b", "c"}}, // a suffix of a name is not the name
+		{"04-retry/correct/t3-a", []string{"a", "b", "c"}},
+	} {
+		if got := names(HeldOut(table, tc.path)); !slices.Equal(got, tc.want) {
+			t.Errorf("HeldOut(table, %q) = %v, want %v", tc.path, got, tc.want)
+		}
+	}
+	if got := HeldOut(table, "04-retry/wrong/t3-a"); len(table) != 3 || len(got) != 1 {
+		t.Errorf("HeldOut changed its table: %d entries left, want 3", len(table))
 	}
 }

@@ -33,8 +33,14 @@ type Mistake struct {
 	Concept string   // the concept whose case must fail
 	Rules   []string // the lab README's rules the mistake breaks, "R2"
 	Summary string   // what the mistake is, in one sentence
-	Diff    string   // the patch itself, from its first "diff" line
-	files   []*gitdiff.File
+	// From names the programs the entry was written from, when it came
+	// from one ("From: 04-retry/wrong/t3-atomic-check-then-act", a path
+	// under a blind or fixture set): verify holds the entry out of the
+	// diagnosis of those programs, so that a measure on them is not a
+	// lookup of their own entry.
+	From  []string
+	Diff  string // the patch itself, from its first "diff" line
+	files []*gitdiff.File
 }
 
 // ErrBadMistake is wrapped by every error about a catalogue entry: a patch
@@ -96,6 +102,11 @@ func ReadMistake(path string) (Mistake, error) {
 		case strings.HasPrefix(line, "Rules:"):
 			for _, r := range strings.FieldsFunc(strings.TrimPrefix(line, "Rules:"), func(c rune) bool { return c == ',' || c == ' ' }) {
 				m.Rules = append(m.Rules, r)
+			}
+			field = nil
+		case strings.HasPrefix(line, "From:"):
+			for _, f := range strings.FieldsFunc(strings.TrimPrefix(line, "From:"), func(c rune) bool { return c == ',' || c == ' ' }) {
+				m.From = append(m.From, f)
 			}
 			field = nil
 		case strings.HasPrefix(line, "Mistake:"):

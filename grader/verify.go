@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fourth-outcome/labkit/diagnosis"
 	"github.com/fourth-outcome/labkit/feedback"
 	"github.com/fourth-outcome/labkit/rubric"
 	"github.com/fourth-outcome/labkit/workpool"
@@ -103,6 +104,9 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 			po.Base = solution
 			po.Impl = d
 			po.Target = kind + " program " + filepath.Base(d)
+			// A catalogue entry written from this very program is held
+			// out of its diagnosis (Mistake.From).
+			po.Lab.Signatures = diagnosis.HeldOut(lab.Signatures, filepath.Join(lab.Dir, kind, filepath.Base(d)))
 			jobs = append(jobs, job{check: Check{Lab: lab, Kind: kind, Name: filepath.Base(d)}, opts: po})
 		}
 		programs := func(dir string) {

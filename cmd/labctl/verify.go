@@ -221,7 +221,7 @@ func writeSignatures(root string, labs []grader.Lab, checks []grader.Check, w io
 			if c.Lab.Dir != lab.Dir || c.Kind != "mistake" || !ok || c.Report == nil {
 				continue
 			}
-			sig := diagnosis.Signature{Mistake: m.Name, Concept: m.Concept, Rules: m.Rules, Summary: m.Summary, Failing: map[string]string{}}
+			sig := diagnosis.Signature{Mistake: m.Name, Concept: m.Concept, Rules: m.Rules, Summary: m.Summary, Failing: map[string]string{}, From: m.From}
 			for _, cs := range c.Report.Cases {
 				if diagnosis.Counts(string(cs.Status)) {
 					sig.Failing[cs.Name] = string(cs.Status)
