@@ -1,0 +1,103 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+	"github.com/fourth-outcome/labkit/fakeclock/fakeredis"
+)
+
+var (
+	_ = errors.Is
+	_ = strings.Repeat
+	_ = time.Second
+)
+
+// probeHook lets a probe fail a command before it is sent, or act (stall,
+// let another process in) right after one returned.
+type probeHook struct {
+	before func(ctx context.Context, cmd goredis.Cmder) error
+	after  func(cmd goredis.Cmder)
+}
+
+func (h *probeHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h *probeHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if h.before != nil {
+			if err := h.before(ctx, cmd); err != nil {
+				cmd.SetErr(err)
+				return err
+			}
+		}
+		err := next(ctx, cmd)
+		if h.after != nil {
+			h.after(cmd)
+		}
+		return err
+	}
+}
+
+func (h *probeHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+// probeRun runs f in a fakeclock bubble with a fresh miniredis; newClient
+// gives a new process's connection with its own hook.
+func probeRun(t *testing.T, f func(t *testing.T, m *miniredis.Miniredis, newClient func() (*goredis.Client, *probeHook))) {
+	fakeclock.Run(t, func(t *testing.T) {
+		m, _ := fakeredis.Start(t)
+		f(t, m, func() (*goredis.Client, *probeHook) {
+			c := fakeredis.NewClient(t, m)
+			h := &probeHook{}
+			c.AddHook(h)
+			return c, h
+		})
+	})
+}
+
+func probeWork(v string, ran *int) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		*ran++
+		return v, nil
+	}
+}
+
+func TestProbeVanishedRecord(t *testing.T) {
+	probeRun(t, func(t *testing.T, m *miniredis.Miniredis, newClient func() (*goredis.Client, *probeHook)) {
+		ctx := context.Background()
+		opts := Options{Prefix: "p:", ClaimTTL: time.Second}
+		ca, _ := newClient()
+		cb, hb := newClient()
+		cc, _ := newClient()
+		a, b, c := New(ca, opts), New(cb, opts), New(cc, opts)
+		if _, _, err := a.Claim(ctx, "t", "k", "fp"); err != nil {
+			t.Fatal(err)
+		}
+		armed := true
+		hb.after = func(cmd goredis.Cmder) {
+			if armed && strings.ToLower(cmd.Name()) == "set" {
+				armed = false
+				time.Sleep(2 * time.Second)
+			}
+		}
+		clB, _, err := b.Claim(ctx, "t", "k", "fp")
+		hb.after = nil
+		if err != nil {
+			return // no claim returned: nothing to check
+		}
+		if _, _, err := c.Claim(ctx, "t", "k", "fp"); !errors.Is(err, ErrInProgress) {
+			t.Fatalf("B returned a claim, but C's Claim = %v; want ErrInProgress (B's claim is not in Redis)", err)
+		}
+		if err := b.Complete(ctx, clB, "v"); err != nil {
+			t.Fatalf("B's Complete of the claim Claim returned: %v", err)
+		}
+	})
+}
