@@ -1,0 +1,52 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var (
+	_ = context.Background
+	_ = errors.New
+	_ = fmt.Errorf
+	_ = math.MaxInt64
+	_ = rand.New
+	_ sync.Mutex
+	_ = time.Second
+	_ = fakeclock.Run
+)
+
+type probeStatusErr struct{ code int }
+
+func (e probeStatusErr) Error() string   { return fmt.Sprintf("status %d", e.code) }
+func (e probeStatusErr) StatusCode() int { return e.code }
+
+type probeHintErr struct{ hint time.Duration }
+
+func (e probeHintErr) Error() string                { return fmt.Sprintf("429 retry after %v", e.hint) }
+func (e probeHintErr) StatusCode() int              { return 429 }
+func (e probeHintErr) RetryAfter() time.Duration    { return e.hint }
+
+func probeRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }
+
+func TestProbeDeadlineForbiddenRetryTakesNoToken(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		b := NewBudget(2)
+		p := Policy{MaxAttempts: 5, Base: time.Millisecond, Cap: time.Millisecond, Timeout: 100 * time.Millisecond, Rand: probeRand(11), Budget: b}
+		err := p.Do(context.Background(), func(context.Context) error { return probeHintErr{time.Hour} })
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want DeadlineExceeded", err)
+		}
+		if got := b.Tokens(); got != 2 {
+			t.Fatalf("after a retry the deadline forbade, budget holds %d tokens, want 2", got)
+		}
+	})
+}
