@@ -96,7 +96,7 @@ var stdImports = []string{
 // labs is the registry: one line per lab, in course order, with the
 // packages beyond stdImports that the lab's code may import.
 var labs = []Lab{
-	built("01-claim", needsRace|schedulesSync),
+	built("01-claim", needsRace|schedulesSync|schedulesAtomic),
 	built("02-redis", usesRedis|needsRace, goRedis),
 	built("03-ambiguous", 0, task, provider),
 	built("04-retry", needsRace|schedulesSync|schedulesAtomic, netHTTP),

@@ -106,11 +106,11 @@ func checkSimultaneousClaims(t *testing.T, h *suites.History, s target) {
 		runtime.GOMAXPROCS(2)
 		defer runtime.GOMAXPROCS(procs)
 	}
-	// Scheduled rounds first. Graded by labctl, the store's "sync" import
-	// points at suites/syncpoint, and the suite chooses from the case's
-	// seed which caller runs at every Lock and Unlock: a claim split over
-	// two lock sections is exposed on every run, on one CPU or many, and
-	// replays from the seed.
+	// Scheduled rounds first. Graded by labctl, the store's "sync" and
+	// "sync/atomic" imports point at suites/syncpoint, and the suite
+	// chooses from the case's seed which caller runs at every Lock, Unlock,
+	// Map and atomic operation: a claim split over two steps is exposed on
+	// every run, on one CPU or many, and replays from the seed.
 	seed := suites.Seed(t)
 	scheduled := 0
 	for round := range scheduledRounds {
@@ -121,7 +121,7 @@ func checkSimultaneousClaims(t *testing.T, h *suites.History, s target) {
 		}
 		scheduled++
 		if n != 1 {
-			h.Note("round %d (seed %d): %d workers on key %q, their lock operations interleaved by the suite:", round+1, seed+int64(round), raceWorkers, key)
+			h.Note("round %d (seed %d): %d workers on key %q, their lock, Map and atomic operations interleaved by the suite:", round+1, seed+int64(round), raceWorkers, key)
 			const shown = 24
 			for i, l := range res.Trace {
 				if i == shown {
@@ -134,7 +134,7 @@ func checkSimultaneousClaims(t *testing.T, h *suites.History, s target) {
 				h.Note("%s", l)
 			}
 			h.Note("work ran %d times", n)
-			t.Fatalf("round %d: %d workers raced for key %q under a schedule of their lock operations, and the work ran %d times, want 1 (%s)", round+1, raceWorkers, key, n, firstWinner(lines))
+			t.Fatalf("round %d: %d workers raced for key %q under a schedule of their lock, Map and atomic operations, and the work ran %d times, want 1 (%s)", round+1, raceWorkers, key, n, firstWinner(lines))
 		}
 	}
 	if scheduled == scheduledRounds {

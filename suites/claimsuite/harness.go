@@ -137,7 +137,7 @@ func (s target) raceRound(key string) (int64, []string) {
 // controlledRound runs raceWorkers callers of Do(key) under a schedule
 // drawn from seed (suites/syncpoint): when the store's mutexes are the
 // grader's instrumented ones, only one caller runs at a time and the suite
-// picks who runs at every Lock and Unlock. It returns how many times the
+// picks who runs at every Lock, Unlock, Map and atomic operation. It returns how many times the
 // work ran, one line per caller, and what the schedule did.
 func (s target) controlledRound(seed int64, key string) (int64, []string, syncpoint.Result) {
 	var c counter

@@ -108,7 +108,7 @@ var tests = []suites.Test[target]{
 			Concept:     "atomic-claim",
 			Rules:       []string{"R3"},
 			Points:      12,
-			Explanation: "Eight workers race for one key, round after round; exactly one may win each race, so the lookup and the insert must be a single atomic step. Graded by labctl, the suite itself interleaves the workers' Lock and Unlock calls from the case's seed, so a claim split over two lock sections is caught on every run; code that synchronises otherwise is raced for real.",
+			Explanation: "Eight workers race for one key, round after round; exactly one may win each race, so the lookup and the insert must be a single atomic step. Graded by labctl, the suite itself interleaves the workers' Lock and Unlock calls, their sync.Map and their sync/atomic operations from the case's seed, so a claim split over two lock sections, or a Load followed by a Store, is caught on every run; code that synchronises otherwise is raced for real.",
 		},
 		Check: checkSimultaneousClaims,
 	},

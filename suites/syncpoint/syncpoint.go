@@ -17,6 +17,10 @@
 // atomic operation of a participant is a scheduling point too, so a Load
 // and the Add that acts on it are interleaved like two lock sections.
 //
+// Map is sync.Map with a scheduling point before each operation, so that a
+// Load and the Store that acts on what it read are interleaved like two
+// lock sections, and LoadOrStore is still one step.
+//
 // Code that synchronises with channels or select, or with sync/atomic in a
 // lab whose atomics are not instrumented, runs uncontrolled; Race says so
 // (Controlled is false) and the suite falls back to racing for real.
@@ -37,7 +41,6 @@ import (
 type (
 	Locker    = sync.Locker
 	Cond      = sync.Cond
-	Map       = sync.Map
 	Once      = sync.Once
 	Pool      = sync.Pool
 	WaitGroup = sync.WaitGroup
@@ -80,6 +83,66 @@ func Point(op string) {
 		s.point(op)
 	}
 }
+
+// Map is sync.Map with a scheduling point (Point) before each operation:
+// inside a Race, another participant may run between a Load and the Store
+// that acts on it. Its zero value is empty and ready to use.
+type Map struct {
+	m sync.Map
+}
+
+// Load returns the value stored in the map for a key, or nil if no value
+// is present. The ok result indicates whether value was found in the map.
+func (m *Map) Load(key any) (value any, ok bool) { Point("Map.Load"); return m.m.Load(key) }
+
+// Store sets the value for a key.
+func (m *Map) Store(key, value any) { Point("Map.Store"); m.m.Store(key, value) }
+
+// Clear deletes all the entries.
+func (m *Map) Clear() { Point("Map.Clear"); m.m.Clear() }
+
+// LoadOrStore returns the existing value for the key if present.
+// Otherwise, it stores and returns the given value. The loaded result is
+// true if the value was loaded, false if stored.
+func (m *Map) LoadOrStore(key, value any) (actual any, loaded bool) {
+	Point("Map.LoadOrStore")
+	return m.m.LoadOrStore(key, value)
+}
+
+// LoadAndDelete deletes the value for a key, returning the previous value
+// if any. The loaded result reports whether the key was present.
+func (m *Map) LoadAndDelete(key any) (value any, loaded bool) {
+	Point("Map.LoadAndDelete")
+	return m.m.LoadAndDelete(key)
+}
+
+// Delete deletes the value for a key.
+func (m *Map) Delete(key any) { Point("Map.Delete"); m.m.Delete(key) }
+
+// Swap swaps the value for a key and returns the previous value if any.
+// The loaded result reports whether the key was present.
+func (m *Map) Swap(key, value any) (previous any, loaded bool) {
+	Point("Map.Swap")
+	return m.m.Swap(key, value)
+}
+
+// CompareAndSwap swaps the old and new values for key if the value stored
+// in the map is equal to old.
+func (m *Map) CompareAndSwap(key, old, new any) (swapped bool) {
+	Point("Map.CompareAndSwap")
+	return m.m.CompareAndSwap(key, old, new)
+}
+
+// CompareAndDelete deletes the entry for key if its value is equal to old.
+func (m *Map) CompareAndDelete(key, old any) (deleted bool) {
+	Point("Map.CompareAndDelete")
+	return m.m.CompareAndDelete(key, old)
+}
+
+// Range calls f sequentially for each key and value present in the map,
+// as sync.Map's Range does; the scheduling point is before it starts (f's
+// own operations are points of their own).
+func (m *Map) Range(f func(key, value any) bool) { Point("Map.Range"); m.m.Range(f) }
 
 // Mutex is sync.Mutex with scheduling points.
 type Mutex struct {

@@ -210,3 +210,48 @@ func exportedNames(t *testing.T, dir string) (names, aliases map[string]bool) {
 	}
 	return names, aliases
 }
+
+// TestRaceExposesACheckThenStoreOnAMap: a claim made by Load, then Store
+// on a Map is interleaved (two winners on most seeds); one made by
+// LoadOrStore never is.
+func TestRaceExposesACheckThenStoreOnAMap(t *testing.T) {
+	claim := func(seed int64, split bool) (int64, Result) {
+		var m Map
+		var wins atomic.Int64
+		names := make([]string, 4)
+		fs := make([]func(), 4)
+		for i := range fs {
+			names[i] = fmt.Sprintf("caller %d", i)
+			fs[i] = func() {
+				if split {
+					if _, ok := m.Load("k"); !ok {
+						m.Store("k", i)
+						wins.Add(1)
+					}
+					return
+				}
+				if _, loaded := m.LoadOrStore("k", i); !loaded {
+					wins.Add(1)
+				}
+			}
+		}
+		res := Race(seed, names, fs...)
+		return wins.Load(), res
+	}
+	caught := 0
+	for seed := int64(1); seed <= 20; seed++ {
+		n, res := claim(seed, true)
+		if !res.Controlled {
+			t.Fatalf("Race(seed %d) over a Map: controlled = false, want true", seed)
+		}
+		if n > 1 {
+			caught++
+		}
+		if n, _ := claim(seed, false); n != 1 {
+			t.Errorf("Race(seed %d) on LoadOrStore = %d winners, want exactly 1", seed, n)
+		}
+	}
+	if caught < 10 {
+		t.Errorf("a Load-then-Store claim double-claimed in %d of 20 seeds, want most", caught)
+	}
+}
