@@ -454,6 +454,23 @@ func checkOverflow(t *testing.T, h *suites.History, tg target) {
 	if len(wrong) > 0 {
 		t.Errorf("with a generator that always draws its largest value, %s, want %v (Cap) each time: Base·2ⁿ overflows an int64 from n = 37 on, so the ceiling must be clamped to Cap before it is computed", strings.Join(wrong, ", "), capd)
 	}
+	// Every n up to past 63, for odd Bases too, under the largest Cap: a
+	// shift that wraps can land on a positive number (5ns·2⁶² wraps to
+	// 2⁶²), so a sign test does not catch every overflow.
+	var swept []string
+	for _, b := range []time.Duration{1, 3, 5, 7, 999_999_937, 100 * time.Millisecond, time.Second} {
+		p := tg.policy(Config[any]{MaxAttempts: 5, Base: b, Cap: math.MaxInt64})
+		for n := 0; n <= 70; n++ {
+			if got, want := ceilingOf(t, p, n), ceiling(b, math.MaxInt64, n); got != want {
+				swept = append(swept, fmt.Sprintf("with Base = %v, Ceiling(%d) = %v, want %v", b, n, got, want))
+				break
+			}
+		}
+	}
+	if len(swept) > 0 {
+		h.Record("policy", "Ceiling(0..70) with Cap = the largest Duration", strings.Join(swept, "; "))
+		t.Errorf("with Cap = the largest Duration, %s: Ceiling(n) is exactly min(Cap, Base·2ⁿ), and a shift or product that overflows can wrap to any value, a positive one too, so compare before you multiply", strings.Join(swept, "; "))
+	}
 	for _, n := range []int{64, 1000} {
 		p := tg.policy(Config[any]{MaxAttempts: 5, Base: base, Cap: capd, Rand: seeded(seed, uint64(n))})
 		distinct := map[time.Duration]bool{}
