@@ -149,9 +149,10 @@ const tie = 1e-9
 // weighs as one that a single signature fails). Ties go to the signature
 // whose kinds agree on more shared cases, then to the one failing fewer
 // cases the run does not, then to the first in the table; the others as
-// close are listed in Also. A tie between mistakes of different concepts
-// is not named (the result is false): the run cannot tell which
-// misconception is behind it, and naming one would be a guess.
+// close are listed in Also. A tie between mistakes of different concepts,
+// or of different rules, is not named (the result is false): the run
+// cannot tell which misconception or rule is behind it, and naming one
+// would be a guess.
 func Diagnose(table []Signature, order []string, failing map[string]string) (Match, bool) {
 	if len(failing) == 0 {
 		return Match{}, false
@@ -239,9 +240,17 @@ func Diagnose(table []Signature, order []string, failing map[string]string) (Mat
 }
 
 // alike reports whether two mistakes a run cannot tell apart share a
-// concept: then the feedback's misconception, hint and reading are the
-// same whichever it names, and the other is listed in Also.
-func alike(a, b Signature) bool { return a.Concept == b.Concept }
+// concept and break the same rules: then the feedback's misconception,
+// hint, reading and rule are the same whichever it names, and the other
+// is listed in Also. Mistakes of one concept that break different rules
+// (a failed Load taken for "no record", R4, and a failed Save ignored,
+// R3) are different bugs the cases cannot tell apart: naming either would
+// be a guess.
+func alike(a, b Signature) bool {
+	return a.Concept == b.Concept && slices.Equal(sortedRules(a.Rules), sortedRules(b.Rules))
+}
+
+func sortedRules(r []string) []string { return slices.Sorted(slices.Values(r)) }
 
 // Sentence is the mistake's summary as one paragraph, its catalogue line
 // breaks removed.

@@ -149,3 +149,21 @@ func TestHeldOut(t *testing.T) {
 		t.Errorf("HeldOut changed its table: %d entries left, want 3", len(table))
 	}
 }
+
+// TestDiagnoseTieAcrossRulesNamesNone: mistakes of one concept that break
+// different rules and fail the same cases are different bugs the run
+// cannot tell apart; one concept and one rule is a tie Diagnose names.
+func TestDiagnoseTieAcrossRulesNamesNone(t *testing.T) {
+	failing := map[string]string{"swallowed": Fail, "sequences": Fail}
+	table := []Signature{
+		{Mistake: "load-error-is-absent", Concept: "failing-dependencies", Rules: []string{"R4"}, Summary: "a", Failing: failing},
+		{Mistake: "save-error-ignored", Concept: "failing-dependencies", Rules: []string{"R3"}, Summary: "b", Failing: failing},
+	}
+	if m, ok := Diagnose(table, []string{"swallowed", "sequences"}, failing); ok {
+		t.Errorf("Diagnose(a tie across R3 and R4) = %q, true; want no diagnosis", m.Mistake)
+	}
+	table[1].Rules = []string{"R4"}
+	if m, ok := Diagnose(table, []string{"swallowed", "sequences"}, failing); !ok || m.Mistake != "load-error-is-absent" || !slices.Equal(m.Also, []string{"save-error-ignored"}) {
+		t.Errorf("Diagnose(a tie within R4) = %q, %v, also %v; want load-error-is-absent, true, also [save-error-ignored]", m.Mistake, ok, m.Also)
+	}
+}
