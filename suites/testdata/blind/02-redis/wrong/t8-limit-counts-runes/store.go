@@ -11,7 +11,6 @@
 package redis
 
 import (
-	"unicode/utf8"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -20,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	goredis "github.com/redis/go-redis/v9"
 )

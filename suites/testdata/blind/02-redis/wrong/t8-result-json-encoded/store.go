@@ -11,10 +11,10 @@
 package redis
 
 import (
-	"encoding/json"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"

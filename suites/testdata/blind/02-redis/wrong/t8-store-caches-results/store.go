@@ -11,7 +11,6 @@
 package redis
 
 import (
-	"sync"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -19,6 +18,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"

@@ -11,15 +11,15 @@
 package redis
 
 import (
-	mrand "math/rand"
-	"sync"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"

@@ -31,9 +31,9 @@ func (e probeStatusErr) StatusCode() int { return e.code }
 
 type probeHintErr struct{ hint time.Duration }
 
-func (e probeHintErr) Error() string                { return fmt.Sprintf("429 retry after %v", e.hint) }
-func (e probeHintErr) StatusCode() int              { return 429 }
-func (e probeHintErr) RetryAfter() time.Duration    { return e.hint }
+func (e probeHintErr) Error() string             { return fmt.Sprintf("429 retry after %v", e.hint) }
+func (e probeHintErr) StatusCode() int           { return 429 }
+func (e probeHintErr) RetryAfter() time.Duration { return e.hint }
 
 func probeRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0)) }
 

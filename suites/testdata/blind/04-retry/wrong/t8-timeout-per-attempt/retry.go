@@ -83,7 +83,6 @@ func (p Policy) Do(ctx context.Context, op func(ctx context.Context) error) erro
 		return fmt.Errorf("retry: no attempt made: %w", err)
 	}
 
-
 	for k := 1; ; k++ {
 		if hasDeadline && !time.Now().Before(deadline) {
 			// Only reachable through a clock that moved between the
