@@ -558,6 +558,17 @@ func checkCancelled(t *testing.T, h *suites.History, newWorker constructor) {
 			})
 		},
 		expect: neverFailed,
+	}, {
+		// R9: the worker returns when ctx is done at the latest, also
+		// while it waits out a throttle: a wait that ignores ctx keeps
+		// the delivery past its deadline (the harness replaces a process
+		// still running a minute after it).
+		name:  fmt.Sprintf("the provider throttles the first Send with Retry-After 1h, longer than the delivery's %v deadline; the worker lives on", lease),
+		tasks: []task.Task{annContract},
+		setup: func(e *env) {
+			e.p.Script(provider.Throttle(time.Hour).On(provider.OpSend))
+		},
+		expect: neverFailed,
 	}}
 	clean := probe(t, h, newWorker, &scenario{name: "one task, nothing goes wrong", tasks: []task.Task{annContract}})
 	if clean == nil {

@@ -450,6 +450,9 @@ func (e *env) deliver(tk task.Task) (crashed, acked, idle bool) {
 	e.current = tk.ID
 	inc.processing = true
 	e.ackedOK, e.injected = false, nil
+	// A throttle binds the calls that follow it in its delivery (R9): a
+	// later delivery, perhaps in a new process, knows nothing of it.
+	e.throttled = time.Time{}
 	e.mu.Unlock()
 	e.h.Record("queue", fmt.Sprintf("delivers %s (delivery %d)", tk.ID, n), "to "+inc.name)
 

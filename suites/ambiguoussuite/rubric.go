@@ -218,7 +218,7 @@ var tests = []suites.Test[constructor]{
 			Concept:     "fourth-outcome",
 			Rules:       []string{"R8", "R9"},
 			Points:      5,
-			Explanation: "The delivery's context is cancelled (a graceful shutdown) just before each of the worker's calls, and at the instant the provider commits the Send, while the process lives on. A Send cut off by the worker's own context says nothing about the provider: the task stays pending and unacknowledged, is never recorded failed, and a later delivery records the real receipt.",
+			Explanation: "The delivery's context is cancelled (a graceful shutdown) just before each of the worker's calls, and at the instant the provider commits the Send, while the process lives on; or its deadline comes while the worker waits out a throttle's Retry-After of an hour, and the worker must return then. A Send cut off by the worker's own context says nothing about the provider: the task stays pending and unacknowledged, is never recorded failed, and a later delivery records the real receipt.",
 		},
 		Check: checkCancelled,
 	},
