@@ -588,6 +588,21 @@ func (p *parser) stopForTime(limit time.Duration) {
 	p.problems = append(p.problems, fmt.Sprintf("%d case(s) never ran: %s", p.unfinished(), p.notRun))
 }
 
+// stopAtFailure ends a fail-fast run (Options.FailFast) once a case has
+// failed: the cases left are not run, and that is no problem of the run.
+// It reports whether some case failed.
+func (p *parser) stopAtFailure() bool {
+	for _, cs := range p.cases {
+		if cs.ended && (cs.action == "fail" || cs.verdict != "") {
+			if p.notRun == "" {
+				p.notRun = "the run stopped at its first failing case (fail-fast)"
+			}
+			return true
+		}
+	}
+	return false
+}
+
 func firstFrame(fs []Frame) []Frame {
 	if len(fs) > 1 {
 		return fs[:1]

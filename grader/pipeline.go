@@ -155,7 +155,7 @@ func (o *overlayPlace) runSpec() (runSpec, recoverOptions, error) {
 	env = append(env, RaceEnv(os.Getenv("GORACE")), rubric.SeedEnv+"="+opts.Seed, attest.RecordsEnv+"=1")
 	spec := runSpec{binary: o.binary, dir: o.labDir, env: env, sandbox: SandboxOff, noLimits: true,
 		pkg: module + "/labs/" + opts.Lab.Dir}
-	return spec, recoverOptions{caseTimeout: opts.CaseTimeout, total: opts.Timeout}, nil
+	return spec, recoverOptions{caseTimeout: opts.CaseTimeout, total: opts.Timeout, failFast: opts.FailFast}, nil
 }
 
 func (o *overlayPlace) attribute(*parser, *Report) {}
@@ -228,7 +228,7 @@ func (h *hermeticPlace) runSpec() (runSpec, recoverOptions, error) {
 	if spec.sandbox == SandboxBwrap {
 		home, tmp, path = "/work/run/home", "/tmp", "/usr/bin:/bin"
 	}
-	ro := recoverOptions{caseTimeout: opts.CaseTimeout, total: opts.Timeout}
+	ro := recoverOptions{caseTimeout: opts.CaseTimeout, total: opts.Timeout, failFast: opts.FailFast}
 	env := opts.Env
 	if kit.Attests {
 		// Every run of the binary reads (and deletes) a fresh key.

@@ -36,6 +36,8 @@ type recoverOptions struct {
 	// newKey, when set, is called before every run of the binary and
 	// returns the key that run's verdicts are signed with.
 	newKey func() ([]byte, error)
+	// failFast stops the run at its first failing case (Options.FailFast).
+	failFast bool
 }
 
 // runAndRecover runs the lab's suite to a verdict for every case, however
@@ -74,6 +76,9 @@ func runAndRecover(ctx context.Context, p *parser, o recoverOptions, run binaryR
 		// only catches a binary that hangs outside any case.
 		args := []string{"-test.v=test2json", "-test.paniconexit0", "-test.count=1",
 			"-test.timeout=" + (left + testTimeoutMargin).Round(time.Millisecond).String(), "-test.run=" + runPattern(p.lab.TestName, cases)}
+		if o.failFast {
+			args = append(args, "-test.failfast")
+		}
 
 		w := newWatchdog(p, o.caseTimeout, deadline)
 		res, err := run(ctx, args, left+testTimeoutMargin, w.started, p.consume)
@@ -90,6 +95,9 @@ func runAndRecover(ctx context.Context, p *parser, o recoverOptions, run binaryR
 		}
 		progress := p.endAttempt(end)
 		if len(p.remaining()) == 0 || !progress {
+			return nil
+		}
+		if o.failFast && p.stopAtFailure() {
 			return nil
 		}
 		if p.progress != nil {

@@ -268,3 +268,34 @@ func Answer(c string) string { return c }
 		}
 	})
 }
+
+// TestFailFastStopsAtTheFirstFailure grades a toy whose second case fails
+// and whose third would hang, with FailFast: the run stops after the
+// second case, so the third is not run (and does not cost its budget), and
+// is not run again in a fresh process.
+func TestFailFastStopsAtTheFirstFailure(t *testing.T) {
+	root, impl := toyKit(t, "\t\"sync\"\n", `var mu sync.Mutex
+
+func Answer(c string) string {
+	switch c {
+	case "second":
+		return "wrong"
+	case "third":
+		mu.Lock()
+		mu.Lock() // hangs, if the suite ever gets here
+	}
+	return c
+}
+`)
+	rep, err := RunGoTest(context.Background(), Options{Root: root, Lab: toyLab, Impl: impl, Timeout: time.Minute, CaseTimeout: toyCaseTimeout, FailFast: true})
+	if err != nil {
+		t.Fatalf("RunGoTest(toy, FailFast) error = %v", err)
+	}
+	want := []Status{StatusPass, StatusFail, StatusNotRun}
+	if got := statusList(rep); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("RunGoTest(toy, FailFast) statuses = %v, want %v\n%+v", got, want, rep.Cases)
+	}
+	if !strings.Contains(strings.Join(rep.Cases[2].Output, "\n"), "fail-fast") {
+		t.Errorf("the case not run says %q, want it to say the run stopped fail-fast", rep.Cases[2].Output)
+	}
+}

@@ -51,6 +51,11 @@ type Options struct {
 	// package: for labctl check and watch. Without it the binary lives in a
 	// temporary directory for the run only.
 	ReuseBinary bool
+	// FailFast stops the suite at its first failing case (go test
+	// -failfast): the cases after it are not run. For mutation testing,
+	// where one failing case is enough to kill a mutant; a report that
+	// must say every failing case (check, grade, verify) never sets it.
+	FailFast bool
 	// Seed, when not empty, is passed to the suite as LABKIT_SEED.
 	Seed string
 	// Env is added to the go command's environment (REDIS_ADDR, ...).

@@ -107,6 +107,10 @@ func Verify(ctx context.Context, labs []Lab, o VerifyOptions) ([]Check, error) {
 			// A catalogue entry written from this very program is held
 			// out of its diagnosis (Mistake.From).
 			po.Lab.Signatures = diagnosis.HeldOut(lab.Signatures, filepath.Join(lab.Dir, kind, filepath.Base(d)))
+			// A wrong fixture only has to be caught: any failing case
+			// decides that, so its suite stops at the first. A measure
+			// (Programs) runs every case, for the diagnosis.
+			po.FailFast = kind == "wrong" && o.Programs == ""
 			jobs = append(jobs, job{check: Check{Lab: lab, Kind: kind, Name: filepath.Base(d)}, opts: po})
 		}
 		programs := func(dir string) {
@@ -403,10 +407,14 @@ func mentions(rep *Report, words []string) bool {
 	return false
 }
 
+// failingNames lists the cases that failed, not those that never ran (a
+// fail-fast run stops at its first failure).
 func failingNames(rep *Report) string {
 	var names []string
 	for _, c := range rep.Failed() {
-		names = append(names, c.Name)
+		if c.Status != StatusNotRun {
+			names = append(names, c.Name)
+		}
 	}
 	return strings.Join(names, ", ")
 }

@@ -65,7 +65,7 @@ type Outcome struct {
 	Verdict    Verdict
 	Change     string   // "== → !=" on the source line
 	Source     string   // the mutated line, trimmed
-	KilledBy   []string // the failing cases
+	KilledBy   []string // the failing case: the suite stops at the first (Options.FailFast)
 	Equivalent string   // the reason from the equivalents file, for a listed survivor
 }
 
@@ -337,7 +337,7 @@ func judge(ctx context.Context, lab grader.Lab, solution string, m Mutant, o Opt
 	if timeout == 0 {
 		timeout = time.Minute
 	}
-	rep, err := grader.RunGoTest(ctx, grader.Options{Root: o.Root, Lab: lab, Base: solution, Impl: dir, Target: "mutant " + m.ID(), Race: o.Race, Timeout: timeout})
+	rep, err := grader.RunGoTest(ctx, grader.Options{Root: o.Root, Lab: lab, Base: solution, Impl: dir, Target: "mutant " + m.ID(), Race: o.Race, Timeout: timeout, FailFast: true})
 	if err != nil {
 		return out, err
 	}

@@ -30,7 +30,8 @@ gremlins (pinned in tools/go.mod) where the reference solution can be mutated
 (conditions, boundaries, arithmetic, logic, loop control), applies each
 mutant and runs the lab's pristine suite over it through the grader.
 
-A mutant is killed only when it builds and a suite case fails on it. Every
+A mutant is killed only when it builds and a suite case fails on it; its
+suite stops at the first failing case (go test -failfast). Every
 mutant that lives must be listed, with a one-line reason, in
 suites/<lab>suite/equivalent-mutants.txt ("file.go:line:col TYPE: why no test
 can tell it apart"); mutate fails on an unlisted survivor and on a listed

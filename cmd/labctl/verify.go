@@ -129,6 +129,7 @@ func runVerify(ctx context.Context, e *env, o *verifyOpts, args []string) error 
 			o.programs = abs
 		}
 	}
+	start := time.Now()
 	checks, err := grader.Verify(ctx, labs, grader.VerifyOptions{Root: root, Race: race, Env: extraEnv, Parallel: o.parallel, Progress: e.stdout,
 		TraceRules: o.rules && o.programs == "", Fixtures: o.fixtures, Programs: o.programs, CaseTimeout: o.caseTimeout})
 	if err != nil {
@@ -152,11 +153,14 @@ func runVerify(ctx context.Context, e *env, o *verifyOpts, args []string) error 
 			bad++
 		}
 	}
+	// How long the runs took is in the summary so that a CI log, which
+	// keeps only its tail, says where the time went.
+	took := time.Since(start).Round(time.Second)
 	if bad > 0 {
-		fmt.Fprintf(e.stdout, "\nverify: %d passed, %d failed\n", len(checks)-bad, bad)
+		fmt.Fprintf(e.stdout, "\nverify: %d passed, %d failed (%s)\n", len(checks)-bad, bad, took)
 		return errFailed
 	}
-	fmt.Fprintf(e.stdout, "\nverify: %d passed, 0 failed\n", len(checks))
+	fmt.Fprintf(e.stdout, "\nverify: %d passed, 0 failed (%s)\n", len(checks), took)
 	return nil
 }
 
