@@ -122,6 +122,14 @@ func checkEnqueue(t *testing.T, h *suites.History, e *target) {
 		t.Errorf("Enqueue(%s) while it is in the dead-letter queue = %v, want an error wrapping ErrDuplicateMessage (redrive it instead)", multi.ID, err)
 	}
 	q.mustBeEmpty("consumer C", "after a duplicate of a dead letter was refused")
+
+	// Only the empty ID is refused: an ID of white space is an ID.
+	blank := task.Task{ID: " ", Subject: "an ID of one space"}
+	if err := q.enqueue("producer", blank); err != nil {
+		t.Errorf("Enqueue(a task whose ID is %q) = %v, want nil: only the empty ID is refused, and %q is not empty", blank.ID, err, blank.ID)
+	} else if mb := q.mustReceive("consumer C", blank.ID, 1); mb.Task != blank {
+		t.Errorf("Receive().Task = %+v, want the task as enqueued, %+v", mb.Task, blank)
+	}
 }
 
 func checkVisibility(t *testing.T, h *suites.History, e *target) {

@@ -108,7 +108,7 @@ var tests = []suites.Test[*target]{
 			Concept:     "queue-contract",
 			Rules:       []string{"R2"},
 			Points:      5,
-			Explanation: "A task without an ID is refused, and so is a task whose ID is queued, being delivered or dead-lettered; an acknowledged task's ID is free again. Tasks come back exactly as they went in, empty fields and multi-byte text included.",
+			Explanation: "A task without an ID is refused (an ID of white space is an ID), and so is a task whose ID is queued, being delivered or dead-lettered; an acknowledged task's ID is free again. Tasks come back exactly as they went in, empty fields and multi-byte text included.",
 		},
 		Check: checkEnqueue,
 	},

@@ -174,6 +174,33 @@ func checkNewTokenPerDelivery(t *testing.T, s *target) {
 	if err := q.ack("w4", again.Token); err != nil {
 		t.Errorf("Ack by the current holder of the requeued task-1 = %v, want nil", err)
 	}
+
+	// Tokens of different tasks must differ too, whatever the IDs: a token
+	// made by joining the ID and a count with no separator gives "x1"'s
+	// first delivery and "x"'s eleventh the same token, "x11".
+	s.h.Note("a second queue: tasks x1 and x; x1 is leased once and kept, x is leased and released (Nack 0) eleven times")
+	q2 := s.queue(t, time.Minute)
+	q2.enqueue(t, "x1", "x")
+	byToken := map[task.LeaseToken]string{}
+	keep := func(l task.Lease, n int) bool {
+		what := fmt.Sprintf("delivery %d of %s", n, l.Task.ID)
+		if prev, dup := byToken[l.Token]; dup {
+			t.Errorf("%s has the same token (%q) as %s, want a token never issued before, for this task or any other: a holder of one could settle the other", what, l.Token, prev)
+			return false
+		}
+		byToken[l.Token] = what
+		return true
+	}
+	keep(q2.mustLease(t, "w1", "x1"), 1)
+	for n := 1; n <= 11; n++ {
+		l := q2.mustLease(t, "w2", "x")
+		if !keep(l, n) {
+			break
+		}
+		if err := q2.nack("w2", l.Token, 0); err != nil {
+			t.Fatalf("Nack(%s's delivery %d, 0) by its holder = %v, want nil", l.Task.ID, n, err)
+		}
+	}
 }
 
 func checkRenewFromNow(t *testing.T, s *target) {
@@ -1054,6 +1081,32 @@ func checkWorkerSettles(t *testing.T, s *target) {
 		j = hsb.next()
 	}
 	rb.stop()
+
+	// attempt is the lease's Attempt, which counts every delivery of the
+	// task, not the failures this worker has seen: here the first failure
+	// this worker sees is of attempt 3.
+	s.h.Note("task-5 was delivered twice before, to workers whose leases ended: a third worker, with the same Backoff, leases it as attempt 3")
+	qc := s.refQueue(time.Minute, "task-5")
+	qc.set(func(q *refQueue) { q.entries[0].attempts = 2 })
+	hsc := s.handlers()
+	rc := s.startWorker(t, qc, task.WorkerOptions{Name: "w3", Capacity: 1, PollInterval: time.Second, Backoff: backoff}, hsc)
+	if jc := hsc.next(); jc == nil || jc.lease.Task.ID != "task-5" {
+		t.Errorf("the worker did not lease task-5, the only task in its queue")
+	} else {
+		askedMu.Lock()
+		asked = nil
+		askedMu.Unlock()
+		jc.done(errors.New("the signing provider is down (handler error, attempt 3)"))
+		_, _, acks, nacks, _, _ := qc.snapshot()
+		want := backoffs[jc.lease.Attempt]
+		if a, n := settled(acks, jc.lease.Token), settled(nacks, jc.lease.Token); len(a) != 0 || len(n) != 1 || n[0].d != want {
+			askedMu.Lock()
+			got := fmt.Sprint(asked)
+			askedMu.Unlock()
+			t.Errorf("handler for task-5 failed on attempt %d, this worker's first failure of it: with its token the worker called %s (Backoff called with attempts %s), want one Nack with delay %v, Backoff(%d): attempt is the lease's Attempt, which counts every delivery of the task, not the failures one worker has seen", jc.lease.Attempt, s.calls(a, n), got, want, jc.lease.Attempt)
+		}
+	}
+	rc.stop()
 }
 
 // calls renders Acks and Nacks for a message: "Nack(T2, 0s) at t=1s".
@@ -1164,6 +1217,24 @@ func checkWorkerShutdown(t *testing.T, s *target) {
 	}
 	if !q.acked("task-1") {
 		t.Errorf("task-1's handler returned nil before the worker stopped, and it was not acknowledged")
+	}
+
+	s.h.Note("a worker whose handler, once cancelled, winds down until the case says it returns")
+	ql := s.refQueue(time.Minute, "task-5")
+	hsl := s.handlers()
+	hsl.linger = true
+	rl := s.startWorker(t, ql, task.WorkerOptions{Name: "w-linger", PollInterval: time.Second}, hsl)
+	if jl := hsl.next(); jl == nil {
+		t.Errorf("worker did not start a handler for task-5")
+		rl.stop()
+	} else {
+		if _, returned := rl.stop(); returned {
+			t.Errorf("Run returned while task-5's cancelled handler was still running, want it to wait for its handlers: a handler still running can still change the world, and its task is not settled yet")
+		}
+		jl.done(fmt.Errorf("task-5 stopped: %w", context.Canceled))
+		if !rl.call.Returned() {
+			t.Errorf("Run had not returned after its cancelled handler returned, want it to return then")
+		}
 	}
 
 	s.h.Note("an idle worker, waiting out a 1h poll interval on an empty queue")

@@ -178,7 +178,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "every_delivery_gets_a_new_token", Concept: "token-per-delivery", Rules: []string{"R4"}, Points: 5,
-			Explanation: "Each delivery, after an expiry or a release, gets a token never issued before, and Attempt counts 1, 2, 3; an earlier delivery's token no longer acknowledges anything; a task queued again after its Ack gets a token never issued before, not its first incarnation's. A token shared by deliveries lets a zombie settle its successor's work.",
+			Explanation: "Each delivery, after an expiry or a release, gets a token never issued before, and Attempt counts 1, 2, 3; an earlier delivery's token no longer acknowledges anything; a task queued again after its Ack gets a token never issued before, not its first incarnation's; tokens of different tasks differ too, whatever their IDs (x1's first delivery and x's eleventh). A token shared by deliveries lets a zombie settle its successor's work.",
 		},
 		Check: check(checkNewTokenPerDelivery),
 	},
@@ -283,7 +283,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "worker_acks_success_and_releases_failure", Concept: "ack-a-durable-outcome", Rules: []string{"R15"}, Points: 5,
-			Explanation: "A handler that returns nil gets one Ack; one that fails gets one Nack and no Ack: with delay 0 when WorkerOptions.Backoff is nil, and the task comes back at once; with Backoff(attempt) for the attempt that failed otherwise (10s, 25s and 5s for attempts 1, 2 and 3), and the task comes back only then. ErrLeaseLost from Ack or from Nack does not stop the worker. A failed task released at once, against a dependency that is down, fails again as fast as the workers can go.",
+			Explanation: "A handler that returns nil gets one Ack; one that fails gets one Nack and no Ack: with delay 0 when WorkerOptions.Backoff is nil, and the task comes back at once; with Backoff(attempt) for the attempt that failed otherwise (10s, 25s and 5s for attempts 1, 2 and 3), where attempt is the lease's Attempt, which counts deliveries to other workers too, and the task comes back only then. ErrLeaseLost from Ack or from Nack does not stop the worker. A failed task released at once, against a dependency that is down, fails again as fast as the workers can go.",
 		},
 		Check: check(checkWorkerSettles),
 	},
@@ -297,7 +297,7 @@ var tests = []suites.Test[*target]{
 	{
 		Case: suites.Case{
 			Name: "worker_shuts_down_cleanly", Concept: "queue-errors-stop-the-worker", Rules: []string{"R16", "R15"}, Points: 3,
-			Explanation: "When Run's ctx is cancelled it leases nothing more, cancels its handlers, waits for them, acknowledges what finished and releases what did not, and returns an error wrapping context.Canceled; an idle worker returns at once, not at its next poll, and one whose renewal is unanswered returns at once and releases its task; started with a cancelled ctx it leases nothing.",
+			Explanation: "When Run's ctx is cancelled it leases nothing more, cancels its handlers, waits for them (a handler that winds down slowly included), acknowledges what finished and releases what did not, and returns an error wrapping context.Canceled; an idle worker returns at once, not at its next poll, and one whose renewal is unanswered returns at once and releases its task; started with a cancelled ctx it leases nothing.",
 		},
 		Check: check(checkWorkerShutdown),
 	},

@@ -1,0 +1,129 @@
+package lease
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// spy wraps the package's own queue, records the worker's calls and lets a
+// probe change an answer.
+type spy struct {
+	q *Queue
+
+	mu       sync.Mutex
+	leases   []Lease
+	leasedAt []time.Time
+	extends  []time.Duration
+	extendAt []time.Time
+	acks     int
+	nacks    int
+	delays   []time.Duration
+
+	extendHook func(n int) (Lease, error, bool) // n counts from 1
+	ackHook    func(n int) (error, bool)
+}
+
+func (s *spy) Lease(ctx context.Context, holder string) (Lease, error) {
+	l, err := s.q.Lease(ctx, holder)
+	if err == nil {
+		s.mu.Lock()
+		s.leases = append(s.leases, l)
+		s.leasedAt = append(s.leasedAt, time.Now())
+		s.mu.Unlock()
+	}
+	return l, err
+}
+
+func (s *spy) Extend(ctx context.Context, token LeaseToken, d time.Duration) (Lease, error) {
+	s.mu.Lock()
+	s.extends = append(s.extends, d)
+	s.extendAt = append(s.extendAt, time.Now())
+	n := len(s.extends)
+	hook := s.extendHook
+	s.mu.Unlock()
+	if hook != nil {
+		if l, err, ok := hook(n); ok {
+			return l, err
+		}
+	}
+	return s.q.Extend(ctx, token, d)
+}
+
+func (s *spy) Ack(ctx context.Context, token LeaseToken) error {
+	s.mu.Lock()
+	s.acks++
+	n := s.acks
+	hook := s.ackHook
+	s.mu.Unlock()
+	if hook != nil {
+		if err, ok := hook(n); ok {
+			return err
+		}
+	}
+	return s.q.Ack(ctx, token)
+}
+
+func (s *spy) Nack(ctx context.Context, token LeaseToken, delay time.Duration) error {
+	s.mu.Lock()
+	s.nacks++
+	s.delays = append(s.delays, delay)
+	s.mu.Unlock()
+	return s.q.Nack(ctx, token, delay)
+}
+
+func (s *spy) counts() (leases, extends, acks, nacks int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.leases), len(s.extends), s.acks, s.nacks
+}
+
+func newSpy(t *testing.T, timeout time.Duration, ids ...string) *spy {
+	q, err := New(Options{VisibilityTimeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := q.Enqueue(context.Background(), Task{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &spy{q: q}
+}
+
+// start runs w in a goroutine; stop cancels it and returns Run's error.
+func start(w *Worker) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(ctx) }()
+	return func() error { cancel(); return <-errc }
+}
+
+// Each renewal comes at the latest half the lease's length (20 s of 40 s)
+// after the lease began or was last renewed.
+func TestProbeRenewsByHalfTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSpy(t, 40*time.Second, "a")
+		w := NewWorker(s, WorkerOptions{Name: "w1"}, func(ctx context.Context, l Lease) error {
+			time.Sleep(5 * time.Minute)
+			return nil
+		})
+		stop := start(w)
+		time.Sleep(6 * time.Minute)
+		synctest.Wait()
+		stop()
+		_, ext, acks, _ := s.counts()
+		if ext == 0 || acks != 1 {
+			t.Fatalf("extends %d acks %d", ext, acks)
+		}
+		prev := s.leasedAt[0]
+		for i, at := range s.extendAt {
+			if gap := at.Sub(prev); gap > 20*time.Second {
+				t.Fatalf("renewal %d came %v after the previous one, want at most 20s", i+1, gap)
+			}
+			prev = at
+		}
+	})
+}

@@ -1,0 +1,129 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var _ = errors.Is
+
+// The worker renews at the latest when half of the lease's length has
+// passed since the lease began, for the lease's own length (R13).
+func TestProbeRenewsByHalfLength(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		f := &fakeQ{length: 40 * time.Second, tasks: []Lease{{Task: Task{ID: "a"}, Token: "T1", Attempt: 1}}}
+		release := make(chan struct{})
+		w := NewWorker(f, WorkerOptions{Name: "w1", PollInterval: time.Hour},
+			func(ctx context.Context, l Lease) error {
+				select {
+				case <-release:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		fakeclock.Advance(20 * time.Second)
+		_, extends, _, _ := f.snapshot()
+		close(release)
+		fakeclock.Advance(time.Second)
+		cancel()
+		<-done
+		if len(extends) == 0 || extends[0].at > 20*time.Second || extends[0].d != 40*time.Second {
+			t.Fatalf("extends by t=20s: %v; want an Extend(T1, 40s) at or before t=20s (half of the 40 s lease)", extends)
+		}
+	})
+}
+
+// fakeQ is the probe's own LeaseQueue: it hands out the leases in tasks,
+// each lasting length from the Lease call, and records every call.
+type fakeQ struct {
+	mu          sync.Mutex
+	length      time.Duration
+	tasks       []Lease
+	leaseErr    error // returned by Lease once tasks is empty, instead of ErrNoTask
+	leaseCalls  []time.Duration
+	extendCalls []fakeCall
+	acks        []fakeCall
+	nacks       []fakeCall
+	extendErr   error // returned by every Extend when set
+	extendStall bool  // Extend blocks until its ctx is done
+}
+
+type fakeCall struct {
+	at    time.Duration // fakeclock.Elapsed()
+	token LeaseToken
+	d     time.Duration
+}
+
+func (f *fakeQ) Lease(ctx context.Context, holder string) (Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return Lease{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.leaseCalls = append(f.leaseCalls, fakeclock.Elapsed())
+	if len(f.tasks) == 0 {
+		if f.leaseErr != nil {
+			return Lease{}, f.leaseErr
+		}
+		return Lease{}, ErrNoTask
+	}
+	l := f.tasks[0]
+	f.tasks = f.tasks[1:]
+	l.Holder = holder
+	l.Expires = time.Now().Add(f.length)
+	return l, nil
+}
+
+func (f *fakeQ) Extend(ctx context.Context, token LeaseToken, d time.Duration) (Lease, error) {
+	if err := ctx.Err(); err != nil {
+		return Lease{}, err
+	}
+	f.mu.Lock()
+	f.extendCalls = append(f.extendCalls, fakeCall{fakeclock.Elapsed(), token, d})
+	stall, xerr := f.extendStall, f.extendErr
+	f.mu.Unlock()
+	if stall {
+		<-ctx.Done()
+		return Lease{}, ctx.Err()
+	}
+	if xerr != nil {
+		return Lease{}, xerr
+	}
+	return Lease{Token: token, Expires: time.Now().Add(d)}, nil
+}
+
+func (f *fakeQ) Ack(ctx context.Context, token LeaseToken) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.acks = append(f.acks, fakeCall{at: fakeclock.Elapsed(), token: token})
+	return nil
+}
+
+func (f *fakeQ) Nack(ctx context.Context, token LeaseToken, delay time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nacks = append(f.nacks, fakeCall{at: fakeclock.Elapsed(), token: token, d: delay})
+	return nil
+}
+
+func (f *fakeQ) snapshot() (leases []time.Duration, extends, acks, nacks []fakeCall) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Duration(nil), f.leaseCalls...), append([]fakeCall(nil), f.extendCalls...),
+		append([]fakeCall(nil), f.acks...), append([]fakeCall(nil), f.nacks...)
+}
