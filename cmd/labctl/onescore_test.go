@@ -115,10 +115,13 @@ func TestOneScoreOnEveryPath(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The targets are a measure's programs (verify --programs), which run
+	// every case: a fixture's wrong program stops at its first failure.
+	programs := t.TempDir()
 	files := map[string]map[string][]byte{}
 	for _, tg := range targets {
 		files[tg.name] = tg.files(t)
-		writeTree(t, filepath.Join(verifyKit, filepath.FromSlash(tg.lab.Fixtures), "wrong", tg.name), files[tg.name])
+		writeTree(t, filepath.Join(programs, tg.lab.Dir, "wrong", tg.name), files[tg.name])
 	}
 
 	// Each target gets a kit copy whose lab holds it, and a class folder
@@ -151,7 +154,7 @@ func TestOneScoreOnEveryPath(t *testing.T) {
 	t.Run("paths", func(t *testing.T) {
 		t.Run("verify", func(t *testing.T) {
 			t.Parallel()
-			checks, err := grader.Verify(context.Background(), []grader.Lab{retry.Lab, claim.Lab}, grader.VerifyOptions{Root: verifyKit, Race: false, Fixtures: true, Parallel: 1})
+			checks, err := grader.Verify(context.Background(), []grader.Lab{retry.Lab, claim.Lab}, grader.VerifyOptions{Root: verifyKit, Race: false, Programs: programs, Parallel: 1})
 			if err != nil {
 				t.Fatalf("Verify: %v", err)
 			}

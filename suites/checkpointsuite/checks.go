@@ -656,6 +656,52 @@ func checkStoreAtomic(t *testing.T, h *suites.History, e *target) {
 		t.Fatalf("after commits with tokens 5 and 6 raced, the checkpoint is %s, want token 6 at step 3: the commit with 5 was checked, then landed after 6", cp)
 	}
 	w.mustNotMoveBack("task-1")
+
+	// The task stays one atomic step for every commit, however many wait:
+	// here a third commit arrives while the second, woken when the first
+	// finished, is between its check and its write. A per-task lock
+	// dropped from its map while a commit still waits on it lets the third
+	// take a fresh lock and land in between.
+	h.Note("task-2: three commits; the second waits for the first, and the third arrives while the second is between its check and its write")
+	base := task.Checkpoint{TaskID: "task-2", Token: 4, Next: 1, Total: 3}
+	if err := w.store.Commit(ctx, base); err != nil {
+		t.Fatalf("Commit(%s) = %v, want nil", base, err)
+	}
+	first := task.Checkpoint{TaskID: "task-2", Token: 5, Next: 2, Total: 3}
+	third := task.Checkpoint{TaskID: "task-2", Token: 6, Next: 3, Total: 3}
+	heldA, releaseA := w.kv.holdNextGet()
+	defer releaseA()
+	var err1, err2, err3 error
+	c1 := suites.Go(func() { suites.Guard(t, func() { err1 = w.store.Commit(ctx, first) }) })
+	select {
+	case <-heldA:
+	case <-c1.Done():
+		return // no Get to hold, as above
+	}
+	h.Record("runner A", "Commit("+first.String()+")", "the store reads the task's checkpoint; the read is held still")
+	c2 := suites.Go(func() { suites.Guard(t, func() { err2 = w.store.Commit(ctx, first) }) })
+	h.Record("runner B", "Commit("+first.String()+") again, its first reply lost", map[bool]string{true: "returned while A's commit was between its check and its write", false: "waits for A's commit"}[c2.Settle()])
+	heldB, releaseB := w.kv.holdNextGet()
+	defer releaseB()
+	releaseA()
+	c1.Wait()
+	h.Record("runner A", "Commit returns", outcome(err1, "committed"))
+	select {
+	case <-heldB:
+		h.Record("runner B", "its commit goes on", "the store reads the task's checkpoint (token 5); the read is held still")
+	case <-c2.Done():
+	}
+	c3 := suites.Go(func() { suites.Guard(t, func() { err3 = w.store.Commit(ctx, third) }) })
+	h.Record("runner C", "Commit("+third.String()+")", map[bool]string{true: "returned while B's commit was between its check and its write", false: "waits for B's commit"}[c3.Settle()])
+	releaseB()
+	c2.Wait()
+	c3.Wait()
+	h.Record("runner B", "Commit returns", outcome(err2, "committed"))
+	h.Record("runner C", "Commit returns", outcome(err3, "committed"))
+	if cp, _ := w.kv.peek("task-2"); cp.Token != 6 || cp.Next != 3 {
+		t.Fatalf("after three commits on task-2 (token 5, token 5 again, then token 6 while the second was between its check and its write), the checkpoint is %s, want token 6 at step 3: the commit with 6 landed between the second commit's check and its write, which then wrote token 5 over it", cp)
+	}
+	w.mustNotMoveBack("task-2")
 }
 
 func checkFailures(t *testing.T, h *suites.History, e *target) {

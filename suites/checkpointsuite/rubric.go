@@ -171,7 +171,7 @@ var tests = []suites.Test[*target]{
 			Concept:     "fenced-checkpoints",
 			Rules:       []string{"R1"},
 			Points:      4,
-			Explanation: "While the store reads a task's checkpoint to check a commit with token 5, a commit with token 6 arrives: it must wait, or the commit with 5, already checked, lands after it and moves the task backwards.",
+			Explanation: "While the store reads a task's checkpoint to check a commit with token 5, a commit with token 6 arrives: it must wait, or the commit with 5, already checked, lands after it and moves the task backwards. The same holds for a commit that arrives while a second one, woken when the first finished, is between its check and its write.",
 		},
 		Check: checkStoreAtomic,
 	},

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -329,7 +331,59 @@ func checkFailureReleases(t *testing.T, h *suites.History, s target) {
 			t.Errorf("work ran %d times for %q (one failure with %q, one retry), want 2", n, key, failure)
 		}
 	}
+
+	// The release is as concurrent as the claim: callers fail and retry on
+	// their own keys at once, for real (no schedule), so that the race
+	// detector sees a release made outside the store's lock.
+	if procs := runtime.GOMAXPROCS(0); procs < 2 {
+		runtime.GOMAXPROCS(2)
+		defer runtime.GOMAXPROCS(procs)
+	}
+	var c counter
+	var start atomic.Bool
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var wrong []string
+	// In each round every worker's failing work waits (for a while) until
+	// all of them are failing, so that the releases happen together.
+	var failing [releaseRounds]atomic.Int32
+	fail := func(i int) func(context.Context) (string, error) {
+		return func(context.Context) (string, error) {
+			c.n.Add(1)
+			failing[i].Add(1)
+			for spin := 0; failing[i].Load() < raceWorkers && spin < 10_000; spin++ {
+				runtime.Gosched()
+			}
+			return "", errDeclined
+		}
+	}
+	for w := range raceWorkers {
+		wg.Go(func() {
+			for !start.Load() {
+				runtime.Gosched()
+			}
+			for i := range releaseRounds {
+				key := fmt.Sprintf("w%d-%d", w, i)
+				_, err1 := s.Do(context.Background(), key, fail(i))
+				v, err2 := s.Do(context.Background(), key, c.work(nil, "", key, nil, "ok", nil))
+				if err1 != errDeclined || err2 != nil || v != "ok" {
+					mu.Lock()
+					wrong = append(wrong, fmt.Sprintf("Do(%q) failing = %v, then Do(%q) = %s, want the work's error, then %q, nil", key, err1, key, s.describe(v, err2), "ok"))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	start.Store(true)
+	wg.Wait()
+	if len(wrong) > 0 {
+		t.Errorf("with %d workers failing and retrying their own keys at once, %d of %d retries went wrong; the first: %s", raceWorkers, len(wrong), raceWorkers*releaseRounds, wrong[0])
+	}
 }
+
+// releaseRounds is how many keys each worker fails and retries at once
+// with the others in checkFailureReleases.
+const releaseRounds = 25
 
 // checkKeysCompareExactly uses keys that a store that "cleans up" keys
 // would merge: each is its own key, runs its own work, and is answered

@@ -52,8 +52,16 @@ func checkSubmitIdempotent(w *world) {
 			w.Errorf("a duplicate Submit while %s changed the job:\n%s", stage, cmp.Diff(before, after))
 		}
 	}
+	// Fields whose text runs on into the next one: the same characters in
+	// the same order, split elsewhere, are other contents.
+	shiftedAccount := []task.Step{j.Steps[0], j.Steps[1]}
+	shiftedAccount[0].DocumentID = "t" + shiftedAccount[0].DocumentID
+	shiftedStep := []task.Step{j.Steps[0], j.Steps[1]}
+	shiftedStep[0].DocumentID += shiftedStep[0].Recipient[:1]
+	shiftedStep[0].Recipient = shiftedStep[0].Recipient[1:]
 	for _, other := range []task.Job{job("job-1", 3), {ID: "job-1", Account: "other", Steps: j.Steps},
-		{ID: "job-1", Account: "acct", Steps: []task.Step{j.Steps[1], j.Steps[0]}}} {
+		{ID: "job-1", Account: "acct", Steps: []task.Step{j.Steps[1], j.Steps[0]}},
+		{ID: "job-1", Account: "acc", Steps: shiftedAccount}, {ID: "job-1", Account: "acct", Steps: shiftedStep}} {
 		if ok, err := c.submit(other); ok || !errors.Is(err, task.ErrConflict) {
 			w.Errorf("Submit(job-1 with other contents %+v) = %v, %v, want false, ErrConflict", other, ok, err)
 		}
@@ -412,6 +420,25 @@ func checkBackoff(w *world) {
 		w.advance(time.Millisecond)
 	}
 
+	w.h.Note("job-3: its first delivery's worker crashes (the lease ends unreported), its second fails: n is the delivery, 2, not the number of failures")
+	st = w.newStore(Options{VisibilityTimeout: 10 * time.Second, MaxDeliveries: 10, BaseBackoff: time.Second, MaxBackoff: 5 * time.Second})
+	p = st.proc("worker")
+	p.mustSubmit(job("job-3", 1))
+	if l := p.mustLease(); l.Job.ID != "job-3" {
+		w.Fatalf("Lease() = %s, want job-3", l)
+	}
+	w.advance(10 * time.Second) // the crashed worker's lease ends
+	l3 := p.mustLease()
+	if l3.Job.ID != "job-3" || l3.Delivery != 2 {
+		w.Fatalf("Lease() once the first lease ended = %s, want job-3, delivery 2", l3)
+	}
+	if err := p.fail(l3, errors.New("timeout after a crash")); err != nil {
+		w.Fatalf("Fail = %v", err)
+	}
+	if in, now := p.mustInspect("job-3"), w.clock.Now(); in.State != task.JobQueued || !in.Until.Equal(now.Add(2*time.Second)) {
+		w.Errorf("after delivery 2 failed (delivery 1 crashed): %s visible at +%v, want queued, visible 2s after the failure (1s*2^(2-1)): a crashed delivery is a delivery, and n counts deliveries, not failures", in, in.Until.Sub(now))
+	}
+
 	w.h.Note("zero options: BaseBackoff %v, MaxBackoff %v; and a delivery count far past the cap", task.DefaultBaseBackoff, task.DefaultMaxBackoff)
 	st = w.newStore(Options{MaxDeliveries: 45})
 	p = st.proc("worker")
@@ -748,6 +775,33 @@ func checkRedisDurable(w *world) {
 	if l := c.mustLease(); l.Job.ID != "job-1" || len(l.Job.Steps) != 3 || l.Delivery != 1 {
 		w.Errorf("another namespace: Lease() = %s with %d steps, want its own job-1, delivery 1", l, len(l.Job.Steps))
 	}
+
+	// Any non-empty ID is a job's, the names of the backend's own keys
+	// included: a job key that is the namespace, ':' and the ID, with no
+	// segment of its own, puts a job named after an index on that index.
+	names := st.keyNames()
+	w.h.Note("a third namespace: jobs named after what follows the namespace in the backend's own keys, and each ':' segment of it: %q", names)
+	d := w.newStore(Options{VisibilityTimeout: 10 * time.Second}).proc("process 3")
+	for _, id := range names {
+		if ok, err := d.submit(job(id, 1)); !ok || err != nil {
+			w.Errorf("Submit(job %q, named after one of the backend's own keys) = %v, %v, want true, <nil>: a job's key must not be able to land on the backend's other keys", id, ok, err)
+		}
+	}
+	for range names {
+		l, err := d.lease()
+		if err != nil {
+			w.Errorf("Lease() with jobs named after the backend's keys queued = %v, want a job", err)
+			break
+		}
+		if err := d.complete(l); err != nil {
+			w.Errorf("Complete(%s) = %v, want <nil>", l, err)
+		}
+	}
+	for _, id := range names {
+		if in, err := d.inspect(id); err != nil || in.State != task.JobDone || in.Job.ID != id {
+			w.Errorf("Inspect(%q) after every job was leased and completed = %s, %v, want that job, done", id, in, err)
+		}
+	}
 }
 
 // checkRedisErrors: a Redis error on any command of any operation is
@@ -1010,6 +1064,31 @@ func checkEngineRuns(w *world) {
 			w.Errorf("%s was delivered %d times by the two jobs with long IDs, %d of which are done, want %d (once for each done job): each job needs keys of its own, and a key cut short to fit is another job's key", s.DocumentID, n, done, done)
 		}
 	}
+
+	w.h.Note("jobs \"x\" and \"x \" (a trailing space) with the same document: two jobs")
+	x := job("x", 1)
+	xs := task.Job{ID: "x ", Account: "acct", Steps: x.Steps}
+	wp.proc.mustSubmit(x)
+	wp.proc.mustSubmit(xs)
+	for range 2 {
+		if err := wp.work(); err != nil {
+			w.Fatalf("Work() = %v, want <nil>", err)
+		}
+	}
+	done = 0
+	for _, id := range []string{"x", "x "} {
+		in := wp.proc.mustInspect(id)
+		switch {
+		case in.State == task.JobDone && in.Step == 1:
+			done++
+		case id == "x " && in.State == task.JobDead && in.Reason == task.ReasonPermanent:
+		default:
+			w.Errorf("after Work on job %q: %s, want done at step 1 (or, for \"x \", dead with reason %q if the provider refused its key)", id, in, task.ReasonPermanent)
+		}
+	}
+	if n := w.delivered(x.Steps[0].DocumentID); n != done {
+		w.Errorf("%s was delivered %d times by jobs \"x\" and \"x \", %d of which are done, want %d (once for each done job): IDs that differ in a space are two jobs, and a key made from a trimmed ID is the other job's key", x.Steps[0].DocumentID, n, done, done)
+	}
 }
 
 // longID is the start of a job ID too long for a provider idempotency key.
@@ -1132,6 +1211,19 @@ func checkPermanentAndLost(w *world) {
 	}
 	if n := len(w.keysFor(bad.Steps[2].DocumentID)); n != 0 {
 		w.Errorf("step 2 was sent %d times after step 1 was refused, want 0", n)
+	}
+
+	w.h.Note("a job whose account the provider does not accept (surrounding spaces): its Send is refused as unauthorized, not retryable either")
+	su := w.newStore(Options{VisibilityTimeout: 10 * time.Second})
+	wu := su.worker("worker 1")
+	unauth := job("job-unauth", 2)
+	unauth.Account = " acct "
+	wu.proc.mustSubmit(unauth)
+	if err := wu.work(); err != nil {
+		w.Errorf("Work() on a job whose account the provider refuses = %v, want <nil>", err)
+	}
+	if in := wu.proc.mustInspect("job-unauth"); in.State != task.JobDead || in.Reason != task.ReasonPermanent || in.Deliveries != 1 || !strings.Contains(in.LastError, "unauthorized") {
+		w.Errorf("after the provider refused step 0 as unauthorized: %s, want dead at once, reason %q, the provider's error as last error: ErrUnauthorized is no more retryable than ErrInvalidRequest (provider.Retryable)", in, task.ReasonPermanent)
 	}
 
 	w.h.Note("worker 1 stalls after step 0's Send; its lease ends and worker 2 takes the job over")

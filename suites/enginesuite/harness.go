@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"sort"
@@ -601,6 +602,29 @@ func job(id string, steps int) task.Job {
 
 // snapshot renders every key of the store's namespace and its value, so
 // that a case can tell whether a failed operation changed anything.
+// keyNames returns, for each of the store's keys, what follows its
+// namespace and each ':'-separated segment of that: the names a backend
+// gives its own keys, as job IDs (at most 24, sorted).
+func (s *store) keyNames() []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	seen := map[string]bool{}
+	iter := s.w.inspect.Scan(ctx, 0, s.ns+":*", 1000).Iterator()
+	for iter.Next(ctx) {
+		rest := strings.TrimPrefix(iter.Val(), s.ns+":")
+		seen[rest] = true
+		for _, seg := range strings.Split(rest, ":") {
+			seen[seg] = true
+		}
+	}
+	delete(seen, "")
+	names := slices.Sorted(maps.Keys(seen))
+	if len(names) > 24 {
+		names = names[:24]
+	}
+	return names
+}
+
 func (s *store) snapshot() string {
 	w := s.w
 	w.t.Helper()
@@ -888,8 +912,10 @@ func (a *faultyAPI) Send(ctx context.Context, account, key string, req provider.
 	switch f {
 	case loseReply:
 		if err == nil {
-			wp.w.h.Record("provider", desc, "the reply is lost (injected)")
-			return provider.Receipt{}, fmt.Errorf("send %q: %w (the reply was lost, injected by the suite)", key, provider.ErrTimeout)
+			wp.w.h.Record("provider", desc, "the reply is lost (injected): the provider's response timeout ends the call")
+			// As the provider's own response timeout does, the error wraps
+			// context.DeadlineExceeded: the provider's deadline, not Work's.
+			return provider.Receipt{}, fmt.Errorf("send %q: %w (%w; the reply was lost, injected by the suite)", key, provider.ErrTimeout, context.DeadlineExceeded)
 		}
 	case cancelAfter:
 		_ = wp.after(f, "Send")

@@ -155,7 +155,7 @@ var specs = []spec{
 	{
 		Case: suites.Case{
 			Name: "submit_is_idempotent_by_job_id", Concept: "idempotent-submission", Points: 5, Rules: []string{"R1", "R10"},
-			Explanation: "A client that did not hear back submits again. The job's ID is its idempotency key: the same job submitted again, whether queued, leased or done, changes nothing; the same ID with other contents is a conflict; an invalid job is refused and leaves nothing behind.",
+			Explanation: "A client that did not hear back submits again. The job's ID is its idempotency key: the same job submitted again, whether queued, leased or done, changes nothing; the same ID with other contents is a conflict; an invalid job is refused and leaves nothing behind. Fields whose text runs on into the next (account acc with document tjob-1-doc-0 for acct with job-1-doc-0) are other contents too.",
 		},
 		check: checkSubmitIdempotent,
 	},
@@ -197,7 +197,7 @@ var specs = []spec{
 	{
 		Case: suites.Case{
 			Name: "failure_retries_after_exponential_backoff", Concept: "retry-backoff", Points: 5, Rules: []string{"R7"},
-			Explanation: "After the n-th delivery fails, the job is visible again exactly min(MaxBackoff, BaseBackoff*2^(n-1)) later, not before, with the failure's text kept; zero options mean 1 s and 5 min, and 40 failures in a row stay at the cap.",
+			Explanation: "After the n-th delivery fails, the job is visible again exactly min(MaxBackoff, BaseBackoff*2^(n-1)) later, not before, with the failure's text kept; zero options mean 1 s and 5 min, and 40 failures in a row stay at the cap. n is the delivery: a failure after a crashed delivery waits 2s, not 1s.",
 		},
 		check: checkBackoff,
 	},
@@ -232,7 +232,7 @@ var specs = []spec{
 	{
 		Case: suites.Case{
 			Name: "redis_state_outlives_the_process", Concept: "atomic-backend", Points: 5, Rules: []string{"R13"},
-			Explanation: "A worker process dies and another starts on the same server and namespace: it sees every job, its checkpoint and its token, and grants greater tokens; every key lives under the namespace, and another namespace sees none of it.",
+			Explanation: "A worker process dies and another starts on the same server and namespace: it sees every job, its checkpoint and its token, and grants greater tokens; every key lives under the namespace, and another namespace sees none of it. Jobs named after the backend's own keys are jobs like any other.",
 		},
 		check: checkRedisDurable, redisOnly: true,
 	},
@@ -253,14 +253,14 @@ var specs = []spec{
 	{
 		Case: suites.Case{
 			Name: "the_engine_runs_each_step_once_in_order", Concept: "effectively-once", Points: 5, Rules: []string{"R15"},
-			Explanation: "Work leases a job and runs its steps in order under the job's account, one Send each, with a key of each step's own: two jobs with the same documents are two jobs, and each document is delivered once per job. That holds for two job IDs too long for a provider key that differ only in their last byte: hash such an ID, or let the provider's refusal fail the job for good, but never cut it short to fit.",
+			Explanation: "Work leases a job and runs its steps in order under the job's account, one Send each, with a key of each step's own: two jobs with the same documents are two jobs, and each document is delivered once per job. That holds for two job IDs too long for a provider key that differ only in their last byte: hash such an ID, or let the provider's refusal fail the job for good, but never cut it short to fit. Jobs x and \"x \" are two jobs too.",
 		},
 		check: checkEngineRuns,
 	},
 	{
 		Case: suites.Case{
 			Name: "a_lost_reply_is_retried_with_the_same_key", Concept: "retry-backoff", Points: 6, Rules: []string{"R15", "R16"},
-			Explanation: "The provider commits a step and the reply is lost (the fourth outcome), or it is unavailable. The engine fails the job for a retry after the backoff, and the retry sends the same key, so the provider replays its answer and the customer gets one signing request.",
+			Explanation: "The provider commits a step and the reply is lost (the fourth outcome), or it is unavailable. The engine fails the job for a retry after the backoff, and the retry sends the same key, so the provider replays its answer and the customer gets one signing request. The lost reply wraps context.DeadlineExceeded, as the provider's response timeout does: the provider's deadline, not Work's.",
 		},
 		check: checkLostReply,
 	},
@@ -274,7 +274,7 @@ var specs = []spec{
 	{
 		Case: suites.Case{
 			Name: "permanent_errors_and_lost_leases_stop_the_work", Concept: "effectively-once", Points: 4, Rules: []string{"R9", "R16"},
-			Explanation: "A step the provider refuses as invalid will never succeed: the job is dead-lettered at once, and no later step is sent. A worker that stalled past its lease and finds it lost at its checkpoint stops: it sends no further step and does not complete.",
+			Explanation: "A step the provider refuses as invalid will never succeed: the job is dead-lettered at once, and no later step is sent. A worker that stalled past its lease and finds it lost at its checkpoint stops: it sends no further step and does not complete. An account the provider refuses (ErrUnauthorized) is as permanent as an invalid recipient.",
 		},
 		check: checkPermanentAndLost,
 	},

@@ -13,7 +13,7 @@ func TestProbeAckRacingLease(t *testing.T) {
 	ctx := context.Background()
 	q, _ := New(Options{})
 	for i := 0; i < 50; i++ {
-		q.Enqueue(ctx, Task{ID: string(rune('a' + i%26)) + string(rune('A'+i/26))})
+		q.Enqueue(ctx, Task{ID: string(rune('a'+i%26)) + string(rune('A'+i/26))})
 	}
 	done := make(chan struct{})
 	go func() {

@@ -1,0 +1,55 @@
+// Package claim runs a piece of work at most once per idempotency key.
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ErrInProgress is returned (wrapped) by Do when another caller holds the
+// claim on the same key and its work has not finished.
+var ErrInProgress = errors.New("claim: work for this key is in progress")
+
+type record struct {
+	done  bool
+	value string
+}
+
+// Store is an in-memory idempotency store. Call New.
+type Store struct {
+	mu   sync.Mutex
+	recs map[string]*record
+}
+
+// New returns an empty Store.
+func New() *Store {
+	return &Store{recs: make(map[string]*record)}
+}
+
+// Do runs work at most once for key and returns its result.
+func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {
+	s.mu.Lock()
+	if r, ok := s.recs[key]; ok {
+		done, value := r.done, r.value
+		s.mu.Unlock()
+		if done {
+			return value, nil
+		}
+		return "", fmt.Errorf("claim: key %q: %w", key, ErrInProgress)
+	}
+	r := &record{}
+	s.recs[key] = r
+	defer s.mu.Unlock() // hold the lock until the outcome is recorded
+
+	value, err := work(ctx)
+
+	if err != nil {
+		delete(s.recs, key)
+	} else {
+		r.value = value
+		r.done = true
+	}
+	return value, err
+}

@@ -1,0 +1,65 @@
+// Package claim runs a piece of work at most once per idempotency key.
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ErrInProgress is returned (wrapped) by Do when another caller holds the
+// claim on the same key and its work has not finished.
+var ErrInProgress = errors.New("claim: work for this key is in progress")
+
+type record struct {
+	done    bool
+	value   string
+	claimed time.Time
+}
+
+// staleClaim is how long a pending claim is trusted: a worker that has not
+// finished by then is presumed dead and its key is claimed again.
+const staleClaim = 30 * time.Minute
+
+// Store is an in-memory idempotency store. Call New.
+type Store struct {
+	mu   sync.Mutex
+	recs map[string]*record
+}
+
+// New returns an empty Store.
+func New() *Store {
+	return &Store{recs: make(map[string]*record)}
+}
+
+// Do runs work at most once for key and returns its result.
+func (s *Store) Do(ctx context.Context, key string, work func(ctx context.Context) (string, error)) (string, error) {
+	s.mu.Lock()
+	if r, ok := s.recs[key]; ok && (r.done || time.Since(r.claimed) < staleClaim) {
+		done, value := r.done, r.value
+		s.mu.Unlock()
+		if done {
+			return value, nil
+		}
+		return "", fmt.Errorf("claim: key %q: %w", key, ErrInProgress)
+	}
+	r := &record{claimed: time.Now()}
+	s.recs[key] = r
+	s.mu.Unlock()
+
+	value, err := work(ctx)
+
+	s.mu.Lock()
+	if err != nil {
+		if s.recs[key] == r {
+			delete(s.recs, key)
+		}
+	} else {
+		r.value = value
+		r.done = true
+	}
+	s.mu.Unlock()
+	return value, err
+}

@@ -1,0 +1,75 @@
+package fencing
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fourth-outcome/labkit/fakeclock"
+)
+
+var _ = errors.Is
+var _ = fakeclock.Now
+var _ = time.Second
+var _ sync.Mutex
+
+var errPKV = errors.New("probe kv down")
+
+type pkv struct {
+	mu      sync.Mutex
+	m       map[string]FencedValue
+	onGet   func(key string)
+	getFail bool
+	putFail bool
+}
+
+func newPKV() *pkv { return &pkv{m: map[string]FencedValue{}} }
+
+func (k *pkv) Get(ctx context.Context, key string) (FencedValue, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return FencedValue{}, false, err
+	}
+	k.mu.Lock()
+	h := k.onGet
+	fail := k.getFail
+	v, ok := k.m[key]
+	k.mu.Unlock()
+	if fail {
+		return FencedValue{}, false, errPKV
+	}
+	if h != nil {
+		h(key) // after reading: the caller holds what it read
+	}
+	return v, ok, nil
+}
+
+func (k *pkv) Put(ctx context.Context, key string, v FencedValue) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.putFail {
+		return errPKV
+	}
+	k.m[key] = v
+	return nil
+}
+
+func TestProbe(t *testing.T) {
+	fakeclock.Run(t, func(t *testing.T) {
+		l, err := NewLocks(Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := l.Acquire(context.Background(), "r", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := time.Now().Add(30 * time.Second); !g.Expires.Equal(want) {
+			t.Fatalf("expires %v, want %v", g.Expires, want)
+		}
+	})
+}

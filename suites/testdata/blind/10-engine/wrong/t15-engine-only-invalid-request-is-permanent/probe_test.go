@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fourth-outcome/labkit/provider"
+	"github.com/fourth-outcome/labkit/task"
+)
+
+var (
+	_ = errors.Is
+	_ = fmt.Sprintf
+	_ = provider.New
+	_ = task.JobQueued
+)
+
+type probeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newProbeClock() *probeClock {
+	return &probeClock{t: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+func (c *probeClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *probeClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func probeRedis(t *testing.T) (*miniredis.Miniredis, *goredis.Client) {
+	t.Helper()
+	m := miniredis.RunT(t)
+	rdb := goredis.NewClient(&goredis.Options{Addr: m.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return m, rdb
+}
+
+// probeBackends runs f on a memory backend and on a Redis backend.
+func probeBackends(t *testing.T, o Options, f func(t *testing.T, b Backend, c *probeClock)) {
+	t.Run("memory", func(t *testing.T) {
+		c := newProbeClock()
+		o := o
+		o.Now = c.Now
+		b, err := NewMemory(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(t, b, c)
+	})
+	t.Run("redis", func(t *testing.T) {
+		c := newProbeClock()
+		o := o
+		o.Now = c.Now
+		_, rdb := probeRedis(t)
+		b, err := NewRedis(rdb, "probe", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(t, b, c)
+	})
+}
+
+func probeJob(id string, n int) Job {
+	j := Job{ID: id, Account: "acct"}
+	for i := 0; i < n; i++ {
+		j.Steps = append(j.Steps, Step{DocumentID: fmt.Sprintf("doc-%d", i), Recipient: fmt.Sprintf("r%d@example.com", i)})
+	}
+	return j
+}
+
+// The provider refuses the job's account for good (ErrUnauthorized:
+// provider.Retryable is false): Work must fail the job with a cause
+// wrapping ErrPermanent, so it is dead at once with ReasonPermanent.
+func TestProbeUnauthorizedIsPermanent(t *testing.T) {
+	probeBackends(t, Options{}, func(t *testing.T, b Backend, c *probeClock) {
+		ctx := context.Background()
+		p := provider.New(provider.Options{})
+		e := NewEngine(b, p)
+		j := probeJob("j", 1)
+		j.Account = "acct " // surrounding space: the provider answers ErrUnauthorized
+		if _, err := b.Submit(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Work(ctx, "w1"); err != nil {
+			t.Fatal(err)
+		}
+		info, err := b.Inspect(ctx, "j")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State != task.JobDead || info.Reason != task.ReasonPermanent {
+			t.Fatalf("after a refusal that is not retryable: %v, want dead with reason %q", info, task.ReasonPermanent)
+		}
+	})
+}
